@@ -1,0 +1,30 @@
+# The two commands readers need: `make book` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: book test bench clean venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -r requirements.txt
+	$(BIN)/python -m pip install --no-deps -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build .
+	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadscope
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -prune -exec rm -rf {} +
