@@ -1,0 +1,270 @@
+"""Immutable undirected CSR graphs and random generators.
+
+Positions are ``0..n-1``; ``indices[indptr[v]:indptr[v+1]]`` are the
+neighbours of ``v`` (sorted, no self-loops, no multi-edges, symmetric).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Graph", "ring", "cliques", "double_star", "complete", "empty",
+           "random_regular", "erdos_renyi", "configuration", "from_edges",
+           "from_networkx"]
+
+
+def _check_n(n, name="n", minimum=1):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {n}")
+    return int(n)
+
+
+@dataclass(frozen=True)
+class Graph:
+    n: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    name: str = "graph"
+
+    def __post_init__(self):
+        n = _check_n(self.n, "n", 0)
+        indptr = np.array(self.indptr, dtype=np.int64)
+        indices = np.array(self.indices, dtype=np.int64)
+        if indptr.ndim != 1 or indptr.shape[0] != n + 1 or indptr[0] != 0:
+            raise ValueError("indptr must have length n+1 and start at 0")
+        if np.any(np.diff(indptr) < 0) or indptr[-1] != indices.shape[0]:
+            raise ValueError("indptr must be non-decreasing and end at len(indices)")
+        if indices.ndim != 1:
+            raise ValueError("indices must be one-dimensional")
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise ValueError("indices out of range")
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        if np.any(src == indices):
+            raise ValueError("indices: self-loops are not allowed")
+        key = src * max(n, 1) + indices
+        if np.unique(key).size != key.size:
+            raise ValueError("indices: multi-edges are not allowed")
+        rkey = indices * max(n, 1) + src
+        if not np.array_equal(np.sort(key), np.sort(rkey)):
+            raise ValueError("indices: graph must be undirected (symmetric)")
+        indptr.setflags(write=False)
+        indices.setflags(write=False)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        d = np.diff(self.indptr)
+        d.setflags(write=False)
+        return d
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.indices.shape[0] // 2)
+
+    def neighbors(self, v: int) -> np.ndarray:
+        return self.indices[self.indptr[v]:self.indptr[v + 1]]
+
+    def degree_distribution(self):
+        from qlib.degrees import DegreeDistribution  # lazy: parallel module
+        return DegreeDistribution.from_degrees(self.degrees)
+
+    def to_networkx(self):
+        import networkx as nx
+        G = nx.Graph()
+        G.add_nodes_from(range(self.n))
+        src = np.repeat(np.arange(self.n), np.diff(self.indptr))
+        m = src < self.indices
+        G.add_edges_from(zip(src[m].tolist(), self.indices[m].tolist()))
+        return G
+
+    def __repr__(self):
+        return f"Graph(name={self.name!r}, n={self.n}, edges={self.num_edges})"
+
+
+def _from_pairs(n, a, b, name, clean=True):
+    """Build a Graph from edge arrays; with ``clean`` drop self-loops and
+    duplicate edges (erasure)."""
+    a = np.asarray(a, dtype=np.int64).ravel()
+    b = np.asarray(b, dtype=np.int64).ravel()
+    if clean:
+        keep = a != b
+        a, b = a[keep], b[keep]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        key = np.unique(lo * n + hi)
+        a, b = key // n, key % n
+    src = np.concatenate([a, b])
+    dst = np.concatenate([b, a])
+    order = np.lexsort((dst, src))
+    src, dst = src[order], dst[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    return Graph(n, indptr, dst, name)
+
+
+def from_edges(n, edges, name="from_edges") -> Graph:
+    """Graph on ``n`` vertices from an iterable of pairs (self-loops and
+    duplicate edges raise ValueError)."""
+    n = _check_n(n, "n", 0)
+    e = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges,
+                   dtype=np.int64)
+    if e.size == 0:
+        return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), name)
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError("edges must be a sequence of pairs")
+    if e.min() < 0 or e.max() >= n:
+        raise ValueError("edges: vertex out of range")
+    if np.any(e[:, 0] == e[:, 1]):
+        raise ValueError("edges: self-loops are not allowed")
+    lo, hi = e.min(axis=1), e.max(axis=1)
+    if np.unique(lo * n + hi).size != lo.size:
+        raise ValueError("edges: duplicate edges are not allowed")
+    return _from_pairs(n, lo, hi, name, clean=False)
+
+
+def from_networkx(G, name=None) -> Graph:
+    import networkx as nx
+    if not isinstance(G, nx.Graph) or G.is_directed():
+        raise TypeError("G must be an undirected networkx.Graph")
+    nodes = list(G.nodes())
+    idx = {v: i for i, v in enumerate(nodes)}
+    edges = [(idx[u], idx[v]) for u, v in G.edges() if u != v]
+    return from_edges(len(nodes), edges, name or "networkx")
+
+
+def empty(n) -> Graph:
+    n = _check_n(n)
+    return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), "empty")
+
+
+def ring(n) -> Graph:
+    """Cycle on n vertices (n=1: isolated vertex, n=2: single edge)."""
+    n = _check_n(n)
+    if n == 1:
+        return empty(1)
+    a = np.arange(n)
+    return _from_pairs(n, a, (a + 1) % n, "ring")
+
+
+def complete(n) -> Graph:
+    n = _check_n(n)
+    a, b = np.triu_indices(n, 1)
+    return _from_pairs(n, a, b, "complete", clean=False)
+
+
+def cliques(n, k=3) -> Graph:
+    """Disjoint k-cliques; requires k | n."""
+    n = _check_n(n)
+    k = _check_n(k, "k")
+    if n % k:
+        raise ValueError(f"k must divide n (n={n}, k={k})")
+    a, b = np.triu_indices(k, 1)
+    off = (np.arange(n // k) * k)[:, None]
+    return _from_pairs(n, (off + a).ravel(), (off + b).ravel(), f"cliques{k}",
+                       clean=False)
+
+
+def double_star(n) -> Graph:
+    """Hubs 0 and 1 joined to each other and to all other vertices."""
+    n = _check_n(n, "n", 3)
+    rest = np.arange(2, n)
+    a = np.concatenate([[0], np.zeros(n - 2, int), np.ones(n - 2, int)])
+    b = np.concatenate([[1], rest, rest])
+    return _from_pairs(n, a, b, "double_star", clean=False)
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _pair_stubs(deg, rng):
+    stubs = np.repeat(np.arange(deg.size, dtype=np.int64), deg)
+    rng.shuffle(stubs)
+    if stubs.size % 2:
+        stubs = stubs[:-1]
+    return stubs[0::2], stubs[1::2]
+
+
+def random_regular(n, d, seed=None, max_tries=100) -> Graph:
+    """Uniform-ish random d-regular graph by the configuration (pairing) model.
+
+    Stubs are shuffled and paired (numpy, O(nd)); pairings containing a
+    self-loop or multi-edge are rejected and redrawn (this gives the exact
+    uniform distribution) for up to ``max_tries`` attempts, after which the
+    last pairing is used with self-loops/multi-edges *erased* (a few
+    vertices then have degree < d; the probability of needing this is
+    ~exp(-(d^2-1)/4) per try, so only matters for large d).
+    """
+    n = _check_n(n)
+    d = _check_n(d, "d", 0)
+    if d >= n:
+        raise ValueError(f"d must be < n (d={d}, n={n})")
+    if (n * d) % 2:
+        raise ValueError("n*d must be even")
+    rng = _rng(seed)
+    deg = np.full(n, d, dtype=np.int64)
+    for _ in range(max_tries):
+        a, b = _pair_stubs(deg, rng)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        if np.all(lo != hi) and np.unique(lo * n + hi).size == lo.size:
+            return _from_pairs(n, lo, hi, f"random_regular{d}", clean=False)
+    return _from_pairs(n, a, b, f"random_regular{d}", clean=True)
+
+
+def erdos_renyi(n, c, seed=None) -> Graph:
+    """Sparse Erdős–Rényi graph with mean degree ≈ c, O(n + m).
+
+    Draws m ~ Binomial(n(n-1)/2, c/(n-1)) and m uniform ordered vertex
+    pairs, then drops self-loops and duplicates (the result is G(n, m')
+    with m' slightly below m; the deficit is O(c^2) edges, negligible for
+    the sparse regime this book uses).
+    """
+    n = _check_n(n)
+    c = float(c)
+    if not np.isfinite(c) or c < 0 or (n > 1 and c > n - 1):
+        raise ValueError(f"c must be in [0, n-1], got {c}")
+    rng = _rng(seed)
+    if n == 1:
+        return empty(1)
+    m = rng.binomial(n * (n - 1) // 2, c / (n - 1))
+    a = rng.integers(0, n, m)
+    b = rng.integers(0, n, m)
+    return _from_pairs(n, a, b, "erdos_renyi", clean=True)
+
+
+def configuration(n, degrees, seed=None, method="iid") -> Graph:
+    """Configuration model with degree law ``degrees`` (a DegreeDistribution,
+    or a probability vector p(0..K)).
+
+    ``method='iid'``: degrees i.i.d. from the law; ``'quota'``: round(n p(k))
+    vertices of degree k (remainder by largest fractional parts), randomly
+    placed.  If the stub total is odd one stub is dropped.  Stubs are paired
+    uniformly; self-loops and multi-edges are erased.
+    """
+    n = _check_n(n)
+    pmf = getattr(degrees, "pmf", degrees)
+    try:
+        pmf = np.asarray(pmf, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("degrees must be a DegreeDistribution or pmf array")
+    if pmf.ndim != 1 or pmf.size == 0 or np.any(pmf < 0) or not np.isclose(pmf.sum(), 1):
+        raise ValueError("degrees must be a probability vector")
+    pmf = pmf / pmf.sum()
+    rng = _rng(seed)
+    if method == "iid":
+        deg = rng.choice(pmf.size, size=n, p=pmf)
+    elif method == "quota":
+        x = n * pmf
+        cnt = np.floor(x).astype(np.int64)
+        r = n - cnt.sum()
+        cnt[np.argsort(-(x - cnt), kind="stable")[:r]] += 1
+        deg = np.repeat(np.arange(pmf.size), cnt)
+        rng.shuffle(deg)
+    else:
+        raise ValueError("method must be 'iid' or 'quota'")
+    a, b = _pair_stubs(deg.astype(np.int64), rng)
+    return _from_pairs(n, a, b, "configuration", clean=True)

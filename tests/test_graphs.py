@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+from qlib import graphs as g
+
+
+def test_ring_and_complete():
+    r = g.ring(10)
+    assert np.all(r.degrees == 2) and r.num_edges == 10
+    c = g.complete(5)
+    assert np.all(c.degrees == 4)
+
+
+def test_double_star_law():
+    G = g.double_star(10)
+    d = G.degrees
+    assert np.sum(d == 2) == 8 and np.sum(d == 9) == 2
+
+
+def test_cliques():
+    G = g.cliques(9, 3)
+    assert np.all(G.degrees == 2)
+    with pytest.raises(ValueError, match="k"):
+        g.cliques(10, 3)
+
+
+def test_random_regular_and_determinism():
+    a = g.random_regular(1000, 3, seed=1)
+    b = g.random_regular(1000, 3, seed=1)
+    assert np.array_equal(a.indices, b.indices)
+    assert np.all(a.degrees == 3)
+
+
+def test_erdos_renyi_mean_degree():
+    G = g.erdos_renyi(20000, 3.0, seed=2)
+    assert abs(G.degrees.mean() - 3.0) < 0.1
+
+
+def test_configuration_pmf():
+    G = g.configuration(20000, np.array([0, 0.5, 0, 0.5]), seed=3, method="quota")
+    assert G.degrees.max() <= 3
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="self-loops"):
+        g.from_edges(3, [(0, 0)])
+    with pytest.raises(TypeError, match="n"):
+        g.ring(2.5)
+    with pytest.raises(ValueError, match="n"):
+        g.ring(0)
+
+
+def test_networkx_roundtrip():
+    G = g.ring(7)
+    H = g.from_networkx(G.to_networkx())
+    assert np.array_equal(G.indices, H.indices)
