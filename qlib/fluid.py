@@ -28,6 +28,8 @@ __all__ = [
     "equilibrium",
     "response_time",
     "tail_bounds",
+    "jacobian",
+    "relaxation_rate",
 ]
 
 _MAX_LEVELS = 100_000
@@ -113,7 +115,6 @@ class FluidSolution:
 def _integrate(lam, degrees, q0, t, K):
     y0 = np.zeros(K)
     y0[: len(q0) - 1] = q0[1:]
-    pmf = degrees.pgf  # noqa: F841
     M = degrees.max_degree
     cder = degrees.pmf * np.arange(1, M + 2)  # coefficients of g'(x)=Σ (d+1) p(d) x^d
 
@@ -150,7 +151,7 @@ def _integrate(lam, degrees, q0, t, K):
 
 
 def solve(lam, degrees, q0, t) -> FluidSolution:
-    """Integrate the fluid ODE from ``q0`` and report ``q`` at times ``t``.
+    """Integrate the fluid ODE from ``q0`` at time 0 and report ``q`` at times ``t``.
 
     Parameters
     ----------
@@ -159,21 +160,34 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     degrees : DegreeDistribution
         Degree law ``p`` (generating function ``φ``).
     q0 : array_like
-        Initial occupancy ``q(0, 0..K0)``, with ``q(0, 0) = 1``, entries in
-        ``[0, 1]`` and non-increasing; ``[1.0]`` is the empty system.
+        Occupancy ``q(0, 0..K0)`` at time 0: ``q0[0] = 1``, entries in
+        ``[0, 1]``, non-increasing; levels above ``K0`` are 0.  ``[1.0]`` is
+        the empty system.
     t : array_like
-        Non-negative, non-decreasing output times.
+        One-dimensional, finite output times with ``0 <= t[0] <= t[1] <= ...``
+        (times since the start; ``t = 0`` returns ``q0`` itself).
 
     Returns
     -------
     FluidSolution
-        With ``q`` of shape ``(len(t), K+1)``.
+        ``t`` (a copy) and ``q`` of shape ``(len(t), K+1)``.
+
+    Raises
+    ------
+    ValueError
+        If ``lam`` is not in ``(0, 1)`` (nan included), ``q0`` is not a
+        non-increasing vector in ``[0, 1]`` starting with 1, or ``t`` is not a
+        non-empty, finite, non-negative, non-decreasing 1-D array.
+    TypeError
+        If ``degrees`` is not a :class:`DegreeDistribution`.
+    RuntimeError
+        If the integrator fails or the top level cannot be kept below 1e-12.
 
     Notes
     -----
-    The truncation level ``K`` starts at the larger of ``len(q0)`` and the
-    first level where ``q*(i) < 1e-12``, plus a margin; after integrating it
-    checks that ``q(t, K)`` stays below 1e-12 on the whole grid and otherwise
+    The truncation level ``K`` starts at the larger of ``len(q0) - 1`` and the
+    first level where ``q*(i) < 1e-12``, plus 4; after integrating it checks
+    that ``q(t, K)`` stays below 1e-12 at every output time and otherwise
     doubles ``K`` and retries (``RuntimeError`` after 6 tries).  Levels above
     ``K`` are set to 0, so the error from truncation is of order 1e-12.
     Integration: LSODA, ``rtol=1e-10``, ``atol=1e-14``, analytic tridiagonal
@@ -184,32 +198,53 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     _check_degrees(degrees)
     q0 = _check_q(q0, "q0")
     if q0[0] != 1.0:
-        raise ValueError(f"q0[0] must be 1, got {q0[0]}")
-    if np.any(q0 < 0) or np.any(q0 > 1) or np.any(np.diff(q0) > 0):
-        raise ValueError("q0 must be non-increasing with entries in [0, 1]")
-    t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or t[0] < 0 or np.any(np.diff(t) < 0):
-        raise ValueError("t must be a non-empty, finite, non-negative, non-decreasing 1-D array")
+        raise ValueError(f"q0[0] must be 1 (q(0) = 1 by definition), got {q0[0]}")
+    if np.any(q0 < 0) or np.any(q0 > 1):
+        raise ValueError("q0 must have entries in [0, 1]")
+    if np.any(np.diff(q0) > 0):
+        raise ValueError("q0 must be non-increasing (q(i) is the fraction with at least i tasks)")
+    try:
+        t = np.asarray(t, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("t must be a 1-D array of real times") from None
+    if t.ndim != 1 or t.size == 0:
+        raise ValueError(f"t must be a non-empty 1-D array of times, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        raise ValueError("t must be finite")
+    if t[0] < 0:
+        raise ValueError(f"t must be >= 0 (time since q0), got t[0] = {t[0]}")
+    if np.any(np.diff(t) < 0):
+        raise ValueError("t must be non-decreasing")
     # trim trailing zero levels of q0
     nz = np.nonzero(q0 > 0)[0]
     q0 = q0[: nz[-1] + 1]
     K_eq = len(equilibrium(lam, degrees, tol=_TOP_TOL)) - 1
     K = max(len(q0) - 1, K_eq) + 4
     for _ in range(6):
-        sol = _integrate(lam, degrees, q0, t, K)
-        if np.all(np.abs(sol.y[-1]) < _TOP_TOL):
-            q = np.empty((t.size, K + 1))
-            q[:, 0] = 1.0
-            q[:, 1:] = sol.y.T
-            if t[0] == 0.0:
-                q[0, 1 : len(q0)] = q0[1:]
-                q[0, len(q0) :] = 0.0
+        q = np.zeros((t.size, K + 1))
+        q[:, 0] = 1.0
+        start = t == 0.0
+        q[np.ix_(start, np.arange(1, len(q0)))] = q0[1:]
+        if t[-1] > 0:
+            later = ~start
+            # solve_ivp wants strictly increasing t_eval; repeated times share a value
+            tu, inv = np.unique(t[later], return_inverse=True)
+            sol = _integrate(lam, degrees, q0, tu, K)
+            q[later, 1:] = sol.y.T[inv]
+        if np.all(np.abs(q[:, -1]) < _TOP_TOL):
             q.setflags(write=False)
             t = t.copy()
             t.setflags(write=False)
             return FluidSolution(t=t, q=q)
         K *= 2
     raise RuntimeError(f"could not keep the top level below {_TOP_TOL} with K up to {K // 2}")
+
+
+def _two_sum(a, b):
+    """Error-free sum: ``a + b = s + e`` exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
 
 
 def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
@@ -225,7 +260,7 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     degrees : DegreeDistribution
         Degree law ``p``.
     tol : float
-        Stop at the first level ``K`` with ``q*(K) < tol``.
+        Stop at the first level ``K`` with ``q*(K) < tol``; ``0 < tol < 1``.
 
     Returns
     -------
@@ -234,27 +269,150 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
 
     Raises
     ------
+    ValueError
+        If ``lam`` is not in ``(0, 1)`` or ``tol`` not in ``(0, 1)``.
     RuntimeError
         If more than 100000 levels are needed (possible when ``m = 0``, where
         the tail is geometric with ratio about ``λ p(0)``).
+
+    Notes
+    -----
+    Write ``m`` for the minimum degree and ``φ(x) = x^m ψ(x)``, ``ψ(x) =
+    Σ_{k≥0} p(m+k) x^k``, so ``p(m) <= ψ <= 1`` on ``[0, 1]``.  Iterating
+    ``q*(i) = λ q*(i-1)^{m+1} ψ(q*(i-1))`` gives the exact factorisation
+
+        q*(i) = λ^{a_i} exp(S_i),   a_i = (m+1) a_{i-1} + 1,
+        S_i = (m+1) S_{i-1} + log ψ(q*(i-1)),   a_0 = S_0 = 0,
+
+    with ``a_i`` an integer (``((m+1)^i − 1)/m``, or ``i`` for ``m = 0``) held
+    exactly, and ``S_i <= 0``.  The forward recursion in ``q`` (or in
+    ``log q``) injects a rounding error ``~ε`` (``~ε |log q|``) at every
+    level, which the map multiplies by about ``1 + φ'(1)`` per level; for a
+    point mass and ``λ → 1`` that reaches ``10^{-13}``.  Here instead:
+
+    * ``λ^{a_i}`` is one call of ``pow`` (error below one ulp), so for a
+      point mass (``ψ ≡ 1``, ``S ≡ 0``) the result is the closed form
+      ``λ^{((d+1)^i − 1)/d}`` to within about an ulp at every level;
+    * ``log ψ(x)`` is computed to *relative* accuracy: where ``ψ(x) > 1/2`` as
+      ``log1p(Σ_k p(m+k) expm1(k log x))`` (terms of one sign, no
+      cancellation, and small when ``x`` is near 1, where the old recursion
+      lost its accuracy), otherwise as ``log`` of Horner's ``ψ(x) >= p(m) > 0``
+      (positive terms), so ``log ψ`` never sees 0 even when ``φ(x)`` is tiny;
+    * ``S_i`` is carried in double-double arithmetic, so the sum of up to
+      thousands of terms (``m = 0``) adds no error of its own.
+
+    The relative error of ``q*(i)`` is then a few ``ε |log q*(i)|``
+    (``tests/test_fluid.py`` checks it against 60-digit arithmetic with a
+    bound derived there).
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
-    if not (isinstance(tol, numbers.Real) and 0 < tol < 1):
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0 < float(tol) < 1):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-    c = degrees.pmf[::-1].tolist()
+    tol = float(tol)
+    m = degrees.min_degree
+    pmf = degrees.pmf.tolist()
+    tail = [(k, pk) for k, pk in enumerate(pmf[m + 1 :], 1) if pk > 0]  # p(m+k), k >= 1
+    horner = pmf[m:][::-1]  # coefficients of ψ, highest first
+    loglam = math.log(lam)
     out = [1.0]
-    x = 1.0
+    x, logx = 1.0, 0.0
+    a, S, S_lo = 0, 0.0, 0.0
     while x >= tol:
         if len(out) > _MAX_LEVELS:
             raise RuntimeError(f"equilibrium needs more than {_MAX_LEVELS} levels to reach {tol}")
-        phi = 0.0
-        for a in c:  # Horner
-            phi = phi * x + a
-        # φ(1) = 1 exactly in exact arithmetic, so q*(1) = λ exactly
-        x = lam if len(out) == 1 else lam * x * phi
+        ell = 0.0  # log ψ(q*(i-1)); ψ(1) = 1 and ψ ≡ 1 for a point mass
+        if tail and len(out) > 1:
+            z = 0.0  # ψ(x) − 1 = Σ_k p(m+k) (x^k − 1) <= 0
+            for k, pk in tail:
+                z += pk * math.expm1(k * logx)
+            if z > -0.5:
+                ell = math.log1p(z)
+            else:
+                psi = 0.0
+                for c in horner:
+                    psi = psi * x + c
+                ell = math.log(psi)
+        a = (m + 1) * a + 1
+        if ell or S:
+            # (S, S_lo) <- (m+1) (S, S_lo) + ell in double-double: (m+1) S as
+            # m error-free additions, then ell; S_lo carries what rounded away
+            h, lo = S, (m + 1) * S_lo
+            for _ in range(m):
+                h, e = _two_sum(h, S)
+                lo += e
+            h, e = _two_sum(h, ell)
+            S, S_lo = _two_sum(h, lo + e)
+        logx = a * loglam + S
+        x = math.pow(lam, a)
+        if S:
+            x *= math.exp(S) * (1.0 + S_lo)
         out.append(x)
     return np.array(out)
+
+
+def _gprime(x, degrees):
+    """``g'(x) = Σ_d (d+1) p(d) x^d`` for ``g(x) = x φ(x)``."""
+    c = degrees.pmf * np.arange(1, degrees.max_degree + 2)
+    return np.polyval(c[::-1], x)
+
+
+def jacobian(q, lam, degrees) -> np.ndarray:
+    """Jacobian of the drift on the free levels ``1..K`` at ``q[0..K]``.
+
+    Parameters
+    ----------
+    q : array_like, shape (K+1,)
+        Occupancy with ``q(0) = 1`` (held fixed) and ``q(K+1) = 0``.
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : DegreeDistribution
+        Degree law ``p``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K, K)
+        ``J[i-1, j-1] = ∂ f_i / ∂ q(j)``: tridiagonal with
+        ``∂f_i/∂q(i-1) = λ g'(q(i-1))``, ``∂f_i/∂q(i) = −λ g'(q(i)) − 1``,
+        ``∂f_i/∂q(i+1) = 1``, ``g(x) = x φ(x)``.
+    """
+    lam = _check_lam(lam)
+    _check_degrees(degrees)
+    q = _check_q(q)
+    if q.size < 2:
+        raise ValueError("q must have at least one free level (length >= 2)")
+    gp = _gprime(q[1:], degrees)
+    K = q.size - 1
+    J = np.diag(-lam * gp - 1.0) + np.diag(np.ones(K - 1), 1) + np.diag(lam * gp[:-1], -1)
+    return J
+
+
+def relaxation_rate(lam, degrees, tol=1e-12) -> float:
+    """Spectral gap ``γ`` of the fluid ODE linearised at ``q*``.
+
+    ``γ = −max eig J(q*)``, with ``J`` from :func:`jacobian` on the levels
+    ``1..K``, ``K`` the first level with ``q*(K) < tol`` (the truncation
+    :func:`solve` uses for ``tol = 1e-12``).  Near ``q*`` deviations decay like
+    ``exp(−γ t)``; ``1/γ`` is the relaxation time.
+
+    Notes
+    -----
+    ``J`` is tridiagonal with positive off-diagonal products
+    ``λ g'(q*(i))·1``, so ``D^{-1} J D`` is symmetric for the diagonal ``D``
+    with ``D_{i+1}/D_i = sqrt(λ g'(q*(i)))``; all eigenvalues are real and
+    are computed with :func:`scipy.linalg.eigh_tridiagonal`.  For ``φ ≡ 1``
+    (independent M/M/1 queues) ``γ → (1 − √λ)²`` as ``tol → 0``.
+    """
+    from scipy.linalg import eigh_tridiagonal
+
+    q = equilibrium(lam, degrees, tol=tol)
+    lam = float(lam)
+    gp = _gprime(q[1:], degrees)
+    diag = -lam * gp - 1.0
+    off = np.sqrt(lam * gp[:-1])
+    K = diag.size
+    ev = eigh_tridiagonal(diag, off, eigvals_only=True, select="i", select_range=(K - 1, K - 1))
+    return float(-ev[0])
 
 
 def response_time(lam, degrees) -> float:
@@ -263,31 +421,88 @@ def response_time(lam, degrees) -> float:
     return math.fsum(q[1:].tolist()) / float(lam)
 
 
-def tail_bounds(lam, degrees, levels):
-    """Closed-form lower and upper bounds on ``q*(i)``.
+def _tail_log_psi(x, degrees):
+    """``log ψ(x)`` for ``ψ(x) = φ(x)/x^m = Σ_{k≥0} p(m+k) x^k``, vectorised.
 
-    Write ``m = min{d: p(d)>0}``, ``M = max{d: p(d)>0}``, ``d̄`` the mean,
-    ``f(x) = λ x φ(x)`` (increasing on ``[0, 1]``), so ``q*(i) = f(q*(i-1))``.
-    Any ``h <= f`` (``h >= f``) that is increasing gives, by induction,
-    ``h^{i}(1) <= q*(i)`` (``>=``).  Each bound below is used from ``q*(1) = λ``.
+    Where ``ψ(x) > 1/2`` it is ``log1p(Σ_k p(m+k) expm1(k log x))`` (terms of
+    one sign, accurate near ``x = 1``), otherwise ``log`` of Horner's
+    ``ψ(x) >= p(m) > 0``; ``x = 0`` gives ``log p(m)`` exactly.
+    """
+    m = degrees.min_degree
+    c = degrees.pmf[m:]
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore"):
+        logx = np.log(x)
+    z = np.zeros_like(x)
+    for k in range(1, len(c)):
+        if c[k] > 0:
+            z += c[k] * np.expm1(k * logx)
+    horner = np.log(np.polyval(c[::-1], x))
+    with np.errstate(invalid="ignore"):
+        near = np.log1p(np.maximum(z, -0.5))
+    return np.where(z > -0.5, near, horner)
 
-    Upper bounds (the minimum is returned):
 
-    * ``q*(i) <= λ (λ φ(λ))^{i-1}`` (i ≥ 1): ``q*(i-1) <= λ`` for ``i >= 2`` and
-      ``φ`` is increasing, so ``q*(i) <= λ φ(λ) q*(i-1)``.  Implies ``λ^i``.
-    * ``m > 0``: ``q*(i) <= λ^{((m+1)^i − 1)/m}``: ``φ(x) <= x^m`` on ``[0,1]``,
-      so ``q*(i) <= λ q*(i-1)^{m+1}``.
+def _tail_weights(m, k):
+    """``e_m(k) = ((m+1)^k − 1)/m`` (``k`` for ``m = 0``), float, may be inf."""
+    k = np.asarray(k, dtype=float)
+    if m == 0:
+        return k
+    with np.errstate(over="ignore"):
+        return np.expm1(k * math.log1p(m)) / m
 
-    Lower bounds (the maximum is returned):
 
-    * ``q*(i) >= λ^{(m+1)^{i-1}} (λ p(m))^{((m+1)^{i-1} − 1)/m}``
-      (for ``m = 0``: ``λ (λ p(0))^{i-1}``): ``φ(x) >= p(m) x^m``, so
-      ``q*(i) >= λ p(m) q*(i-1)^{m+1}``, started at ``q*(1) = λ``.
-    * ``q*(i) >= λ^{((M+1)^i − 1)/M}``: ``φ(x) >= x^M`` on ``[0, 1]``.
-    * Jensen (Prop. 7): ``q*(i) >= λ^{((d̄+1)^i − 1)/d̄}`` (``λ^i`` if
-      ``d̄ = 0``): ``x ↦ x^d`` is convex in ``d``, so ``φ(x) >= x^{d̄}``.
+def _tail_unroll(m, s, n):
+    """``S_i = Σ_{k=1}^{i-1} (m+1)^{i-1-k} s_k`` for ``i = 1..n``.
 
-    At ``i = 0`` both bounds are 1.
+    ``s[k-1] = s_k`` is given for ``k = 1..K`` (``K = len(s)``); for ``k > K`` the
+    last value ``s_K`` is used (``S_i = (m+1)^{i-K} S_K + e_m(i-K) s_K``).
+    Returns an array indexed by ``i = 0..n`` (entries 0 and 1 are 0).
+    """
+    K = len(s)
+    S = np.zeros(n + 1)
+    top = min(n, K + 1)
+    if m == 0:
+        S[2 : top + 1] = np.cumsum(s[: top - 1])
+    else:
+        for i in range(2, top + 1):
+            S[i] = (m + 1) * S[i - 1] + s[i - 2]
+    if n > K + 1:
+        j = np.arange(1, n - K)  # i = K+1+j, extension with s_k = s_K for k > K
+        with np.errstate(over="ignore", invalid="ignore"):
+            grow = S[K + 1] * (m + 1.0) ** j if S[K + 1] != 0 else 0.0
+            ext = s[-1] * _tail_weights(m, j) if s[-1] != 0 else 0.0
+            S[K + 2 :] = grow + ext
+    return S
+
+
+_TAIL_KMAX = 100_000
+
+
+def tail_bounds(lam, degrees, levels, log=False):
+    """Lower and upper bounds on ``q*(i)`` (Propositions 6 and 7, chapter *tails*).
+
+    Notation: ``m = min{d: p(d) > 0}``, ``d̄`` the mean degree,
+    ``ψ(x) = φ(x)/x^m = Σ_{k≥0} p(m+k) x^k`` (increasing, ``p(m) <= ψ <= 1`` on
+    ``[0, 1]``), ``e_c(k) = ((c+1)^k − 1)/c`` (``e_0(k) = k``) and
+    ``a_i = e_m(i)``.  The equilibrium factorises exactly as
+
+        q*(i) = λ^{a_i} Π_{k=1}^{i-1} ψ(q*(k))^{(m+1)^{i-1-k}},
+
+    so bounds ``ℓ_k <= q*(k) <= u_k`` (``k < i``) give bounds on ``q*(i)`` by
+    putting ``ψ(ℓ_k)``, ``ψ(u_k)`` in the product.  With ``i >= 1``:
+
+    * crude: ``L_i = λ^{a_i} p(m)^{a_{i-1}} <= q*(i) <= U_i = λ^{a_i} ψ(λ)^{a_{i-1}}``
+      (from ``0 <= q*(k) <= λ``);
+    * Jensen (Prop. 7): ``J_i = λ^{e_{d̄}(i)} <= q*(i)``, since ``φ(x) >= x^{d̄}``;
+    * bootstrapped: ``W_i = λ^{a_i} Π_k ψ(max(L_k, J_k))^{(m+1)^{i-1-k}}`` and
+      ``V_i = λ^{a_i} Π_k ψ(U_k)^{(m+1)^{i-1-k}}``.
+
+    Returned: ``lower = max(W_i, J_i)`` (``W_i >= L_i``) and
+    ``upper = min(V_i, U_i)`` (``V_i <= U_i`` in exact arithmetic); both are
+    1 at ``i = 0`` and equal to ``q*(i)`` for ``i <= 2``.  For ``m = 0`` they are
+    geometric with the exact ratio ``λ p(0)``; for ``m > 0`` double
+    exponential, ``log q ≍ (m+1)^i``.
 
     Parameters
     ----------
@@ -297,47 +512,62 @@ def tail_bounds(lam, degrees, levels):
         Degree law ``p``.
     levels : array_like of int
         Levels ``i >= 0``.
+    log : bool, optional
+        Return natural logarithms of the bounds (no underflow; default False).
 
     Returns
     -------
     (lower, upper) : tuple of numpy.ndarray
-        Bound values (computed as exponentials of log-bounds; they may
-        underflow to 0).
+        The bounds (or their logs), same shape as ``levels``.
+
+    Notes
+    -----
+    Everything is computed in log space; with ``log=False`` the result is
+    ``exp`` of the log bound, so bounds below about ``1e-308`` lose relative
+    accuracy (subnormals) and underflow to 0.  The products are computed for
+    ``k <= 100000``; beyond, ``ψ(U_k)`` is replaced by ``ψ(U_K)`` and
+    ``ψ(max(L_k, J_k))`` by ``p(m)``, which keeps both bounds valid.
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
     i = np.asarray(levels)
+    if i.size == 0:
+        i = i.astype(int)
     if i.dtype.kind not in "iu":
-        raise TypeError("levels must be integers")
+        raise TypeError(f"levels must be integers, got dtype {i.dtype}")
     if np.any(i < 0):
         raise ValueError("levels must be >= 0")
-    i = i.astype(float)
+    if i.size == 0:
+        return np.zeros(i.shape), np.zeros(i.shape)
+    n = int(i.max())
     L = math.log(lam)
-    m, M, dbar = degrees.min_degree, degrees.max_degree, degrees.mean
+    m, dbar = degrees.min_degree, degrees.mean
     pm = float(degrees.pmf[m])
-    j = np.maximum(i - 1.0, 0.0)  # i-1 for i >= 1
-
-    def dexp(a, k):  # ((a+1)^k - 1)/a, with a = 0 giving k
-        if a == 0:
-            return k
-        with np.errstate(over="ignore"):
-            return np.expm1(k * math.log1p(a)) / a
-
-    # upper bounds (log)
-    Lphi = math.log(lam * float(degrees.pgf(lam)))
-    up = L + j * Lphi
-    if m > 0:
-        with np.errstate(invalid="ignore"):
-            up = np.minimum(up, L * dexp(m, i))
-    # lower bounds (log)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if m == 0:
-            lo = L + j * math.log(lam * pm)
-        else:
-            lo = L * (dexp(m, j) * m + 1.0) + math.log(lam * pm) * dexp(m, j)
-        lo = np.maximum(lo, L * dexp(M, i))
-        lo = np.maximum(lo, L * dexp(dbar, i))
-    lo = np.where(i == 0, 0.0, lo)
-    up = np.where(i == 0, 0.0, up)
+    k = np.arange(n + 1)
+    a = _tail_weights(m, k)  # a_k, k = 0..n
+    with np.errstate(invalid="ignore", over="ignore"):
+        logL = a * L + np.where(k > 0, _tail_weights(m, k - 1), 0.0) * math.log(pm)
+        lpsi = float(_tail_log_psi(lam, degrees))
+        logU = a * L + (np.where(k > 0, _tail_weights(m, k - 1), 0.0) * lpsi if lpsi else 0.0)
+        logJ = L * _tail_weights(dbar, k) if dbar > 0 else L * k.astype(float)
+    logJ = np.nan_to_num(logJ, nan=-np.inf)
+    logL = np.nan_to_num(logL, nan=-np.inf)
+    logU = np.nan_to_num(logU, nan=-np.inf)
+    K = min(n, _TAIL_KMAX)
+    with np.errstate(under="ignore"):
+        ell = np.exp(np.maximum(logL[1 : K + 1], logJ[1 : K + 1]))
+        u = np.exp(logU[1 : K + 1])
+    sW = _tail_log_psi(ell, degrees)
+    sV = _tail_log_psi(u, degrees)
+    sW[-1] = math.log(pm)  # used for k >= K (valid: ψ >= p(m))
+    with np.errstate(invalid="ignore", over="ignore"):
+        logW = np.nan_to_num(a * L + _tail_unroll(m, sW, n), nan=-np.inf)
+        logV = np.nan_to_num(a * L + _tail_unroll(m, sV, n), nan=-np.inf)
+    lo = np.maximum(logW, logJ)
+    up = np.minimum(logV, logU)
+    lo[0] = up[0] = 0.0
+    lo, up = lo[i], up[i]
+    if log:
+        return lo, up
     with np.errstate(under="ignore"):
         return np.exp(lo), np.exp(up)
