@@ -1,16 +1,36 @@
 """Event-driven simulation of JSQ on a (resampled) graph, O(1) per event.
 
-See the module docstring of ``simulate`` for the model.  Positions carry
-the graph; servers are placed by a permutation which is redrawn at rate
-``mu``.  The permutation is materialised lazily: each epoch is a sparse
-Fisher–Yates shuffle (array ``A`` with epoch stamps) so a lookup is O(1)
-and resampling is O(1).
+The model (``shared/MATH.md``): ``n`` single-server FIFO queues with Exp(1)
+services; tasks arrive at rate ``lam`` per server (total ``lam * n``) at a
+uniformly random position of a fixed base graph on positions; a task joins a
+shortest queue of the *closed* neighbourhood of its position, ties broken
+uniformly at random among all shortest queues.  Servers sit on positions by a
+permutation, redrawn uniformly at the epochs of a Poisson process of total
+rate ``mu`` (``mu = 0``: static graph; ``mu = inf``: a fresh permutation
+before every arrival).  At time 0 server ``s`` sits at position ``s``.
+
+Implementation (all O(1) per event, memory O(n)):
+
+* the permutation of the current epoch is materialised lazily, one position
+  at a time, only where an arrival looks: a sparse Fisher–Yates shuffle whose
+  entries are stamped with the epoch number, so a resampling is ``epoch += 1``;
+* departures pick a uniform busy server from an array of busy servers
+  (swap-with-last removal);
+* ``Q[i]`` = number of servers with at least ``i`` tasks; its time integral is
+  kept per level with a per-level "last change" time, so an event touches only
+  the one level it changes;
+* the random numbers come from xoshiro256++ (state: four ``uint64`` words
+  passed in and out of the kernel), seeded from ``numpy.random.SeedSequence``.
+  The kernel can therefore stop at any time (``progress=True`` bars, growing the
+  tracked levels) and resume with bitwise-identical results.
 """
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -18,152 +38,269 @@ import numpy as np
 
 from qlib.graphs import Graph
 
-__all__ = ["simulate", "SimulationResult"]
+__all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult"]
+
+# ---------------------------------------------------------------- PRNG ----
+_U11 = np.uint64(11)
+_U17 = np.uint64(17)
+_U23 = np.uint64(23)
+_U41 = np.uint64(41)
+_U45 = np.uint64(45)
+_U19 = np.uint64(19)
+_TWO53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
 @numba.njit(cache=True)
-def _lookup(v, epoch, perm, pstamp, A, astamp, kc, n):
-    # position v -> server under the current epoch's permutation
-    if pstamp[v] == epoch:
-        return perm[v]
-    k = kc[0]
-    j = k + np.random.randint(n - k)
-    ak = A[k] if astamp[k] == epoch else k
-    aj = A[j] if astamp[j] == epoch else j
-    A[j] = ak
-    astamp[j] = epoch
-    A[k] = aj
-    astamp[k] = epoch
-    kc[0] = k + 1
-    perm[v] = aj
-    pstamp[v] = epoch
-    return aj
+def _next(rs):
+    """xoshiro256++ (Blackman & Vigna): next 64-bit output, state updated."""
+    s0 = rs[0]
+    s1 = rs[1]
+    s2 = rs[2]
+    s3 = rs[3]
+    x = s0 + s3
+    res = ((x << _U23) | (x >> _U41)) + s0
+    t = s1 << _U17
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << _U45) | (s3 >> _U19)
+    rs[0] = s0
+    rs[1] = s1
+    rs[2] = s2
+    rs[3] = s3
+    return res
 
 
 @numba.njit(cache=True)
-def _kernel(seed, indptr, indices, n, lam, mu, mu_inf, t_end, burn_in,
-            nbatch, X, K, rec_dt, nrec):
-    np.random.seed(seed)
-    B = np.empty(n, np.int64)
-    bpos = np.full(n, -1, np.int64)
-    nb = 0
-    Q = np.zeros(K + 1, np.int64)
-    for s in range(n):
-        for i in range(X[s] + 1):
-            Q[i] += 1
-        if X[s] > 0:
-            bpos[s] = nb
-            B[nb] = s
-            nb += 1
-    perm = np.empty(n, np.int64)
-    pstamp = np.full(n, -1, np.int64)
-    A = np.empty(n, np.int64)
-    astamp = np.full(n, -1, np.int64)
-    kc = np.zeros(1, np.int64)
-    epoch = 0
-    integ = np.zeros((nbatch, K + 1))
-    rsum = np.zeros(nbatch)
-    rcnt = np.zeros(nbatch)
-    last = np.zeros(K + 1)
-    paths = np.zeros((nrec, K + 1))
-    irec = 0
-    blen = (t_end - burn_in) / nbatch
-    batch = -1
-    nextb = burn_in
-    t = 0.0
-    events = 0
-    resamples = 0
-    arrivals = 0
-    departures = 0
+def _uniform(rs):
+    """Uniform double in [0, 1) with 53 random bits."""
+    return float(_next(rs) >> _U11) * _TWO53
+
+
+# ---------------------------------------------------------- the kernel ----
+# integer state st[...]
+_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED = range(10)
+_NST = 10
+
+
+@numba.njit(cache=True)
+def _lookup(w, epoch, P, A, kc, n, rs):
+    """Server at position ``w`` under the current epoch's permutation.
+
+    ``P[w] = (stamp, server)`` caches positions already drawn this epoch; the
+    first look at ``w`` draws its server uniformly from those not yet used
+    (sparse Fisher–Yates on ``A``, entries stamped with the epoch; unstamped
+    entries mean the identity).  Returns (server, new kc).
+    """
+    if P[w, 0] == epoch:
+        return P[w, 1], kc
+    j = kc + np.int64(_uniform(rs) * (n - kc))
+    if j >= n:  # floating-point guard, probability ~2**-53
+        j = n - 1
+    ak = A[kc, 1] if A[kc, 0] == epoch else kc
+    aj = A[j, 1] if A[j, 0] == epoch else j
+    # slot kc is used up for this epoch (later draws are from kc+1..n-1), so
+    # only slot j needs to be written
+    A[j, 0] = epoch
+    A[j, 1] = ak
+    P[w, 0] = epoch
+    P[w, 1] = aj
+    return aj, kc + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
+            slice_end, rec_dt, nrec, X, B, Q, P, A, rs, integ, last, rsum,
+            rcnt, paths, cand, fs, st):
+    """Advance the simulation to ``slice_end`` (<= t_end).
+
+    Returns 0 when ``slice_end`` is reached, 1 when a queue has reached the
+    top tracked level ``K = Q.size - 1`` (the caller grows the level arrays
+    and calls again).  All state lives in the arrays; the next event time is
+    drawn right after each event and kept in ``fs[1]``, so where the run is
+    cut into slices does not change it.
+    """
+    K = Q.shape[0] - 1
+    epoch = st[_EPOCH]
+    kc = st[_KC]
+    nb = st[_NB]
+    events = st[_EVENTS]
+    resamples = st[_RES]
+    arrivals = st[_ARR]
+    departures = st[_DEP]
+    batch = st[_BATCH]
+    irec = st[_IREC]
+    t = fs[0]
     lamn = lam * n
-    overflow = 0
+    inv_lam = 1.0 / lam
+    blen = (t_end - burn_in) / nbatch
+    murate = 0.0 if mu_inf else mu
+    if st[_STARTED] == 0:
+        fs[1] = t - math.log(1.0 - _uniform(rs)) / (lamn + nb + murate)
+        st[_STARTED] = 1
+    tnext = fs[1]
+    # row of integ/rsum/rcnt that the current time belongs to; row nbatch
+    # collects the burn-in and is discarded
+    row = batch if batch >= 0 else nbatch
+    if batch < 0:
+        nextb = burn_in
+    elif batch < nbatch - 1:
+        nextb = burn_in + (batch + 1) * blen
+    else:
+        nextb = t_end
+    code = 0
     while True:
-        rate = lamn + nb + (0.0 if mu_inf else mu)
-        tnew = t + np.random.exponential(1.0 / rate)
-        tstop = min(tnew, t_end)
-        # grid recording
+        stop = tnext >= slice_end
+        tstop = slice_end if stop else tnext
         while irec < nrec and irec * rec_dt <= tstop:
             for i in range(K + 1):
                 paths[irec, i] = Q[i] / n
             irec += 1
-        # batch boundaries
-        while nextb <= tstop and batch < nbatch:
-            if batch >= 0:
-                for i in range(K + 1):
-                    integ[batch, i] += Q[i] * (nextb - last[i])
+        while batch < nbatch and nextb <= tstop:
             for i in range(K + 1):
+                integ[row, i] += Q[i] * (nextb - last[i])
                 last[i] = nextb
             batch += 1
-            nextb = burn_in + (batch + 1) * blen if batch < nbatch - 1 else t_end
-            if batch == nbatch - 1:
+            row = batch
+            if batch < nbatch - 1:
+                nextb = burn_in + (batch + 1) * blen
+            else:
                 nextb = t_end
-        if tnew >= t_end:
+        if stop:
+            if slice_end >= t_end:
+                t = t_end
             break
-        t = tnew
+        t = tnext
         events += 1
-        u = np.random.random() * rate
+        u = _uniform(rs) * (lamn + nb + murate)
         if u < lamn:
+            # arrival at a uniform position v (u / lam is uniform on [0, n))
+            v = np.int64(u * inv_lam)
+            if v >= n:
+                v = n - 1
             if mu_inf:
                 epoch += 1
-                kc[0] = 0
+                kc = 0
                 resamples += 1
-            v = np.random.randint(n)
-            best = _lookup(v, epoch, perm, pstamp, A, astamp, kc, n)
-            bx = X[best]
-            ties = 1
+            if epoch == 0:
+                s = v
+            else:
+                s, kc = _lookup(v, epoch, P, A, kc, n, rs)
+            bx = X[s]
+            cand[0] = s
+            nt = 1
             for p in range(indptr[v], indptr[v + 1]):
-                s = _lookup(indices[p], epoch, perm, pstamp, A, astamp, kc, n)
+                w = indices[p]
+                if epoch == 0:
+                    s = w
+                else:
+                    s, kc = _lookup(w, epoch, P, A, kc, n, rs)
                 x = X[s]
                 if x < bx:
                     bx = x
-                    best = s
-                    ties = 1
+                    cand[0] = s
+                    nt = 1
                 elif x == bx:
-                    ties += 1
-                    if np.random.random() * ties < 1.0:
-                        best = s
-            if bx + 1 > K:
-                overflow = 1
-                break
+                    cand[nt] = s
+                    nt += 1
+            if nt == 1:
+                s = cand[0]
+            else:
+                k = np.int64(_uniform(rs) * nt)
+                if k >= nt:
+                    k = nt - 1
+                s = cand[k]
             lv = bx + 1
-            if batch >= 0 and batch < nbatch:
-                integ[batch, lv] += Q[lv] * (t - last[lv])
-                rsum[batch] += bx + 1
-                rcnt[batch] += 1
+            integ[row, lv] += Q[lv] * (t - last[lv])
             last[lv] = t
             Q[lv] += 1
-            X[best] = lv
+            X[s] = lv
+            rsum[row] += lv
+            rcnt[row] += 1
             if bx == 0:
-                bpos[best] = nb
-                B[nb] = best
+                B[nb] = s
                 nb += 1
             arrivals += 1
+            if lv >= K:
+                code = 1
         elif u < lamn + nb:
-            i = np.random.randint(nb)
+            # departure from a uniform busy server
+            i = np.int64(u - lamn)
+            if i >= nb:
+                i = nb - 1
             s = B[i]
             lv = X[s]
-            if batch >= 0 and batch < nbatch:
-                integ[batch, lv] += Q[lv] * (t - last[lv])
+            integ[row, lv] += Q[lv] * (t - last[lv])
             last[lv] = t
             Q[lv] -= 1
             X[s] = lv - 1
             if lv == 1:
                 nb -= 1
-                last_s = B[nb]
-                B[i] = last_s
-                bpos[last_s] = i
-                bpos[s] = -1
+                B[i] = B[nb]
             departures += 1
         else:
+            # resampling epoch: a fresh uniform permutation, O(1)
             epoch += 1
-            kc[0] = 0
+            kc = 0
             resamples += 1
-    return (integ, rsum, rcnt, paths, events, resamples, arrivals,
-            departures, overflow)
+        tnext = t - math.log(1.0 - _uniform(rs)) / (lamn + nb + murate)
+        if code:
+            break
+    fs[0] = t
+    fs[1] = tnext
+    st[_EPOCH] = epoch
+    st[_KC] = kc
+    st[_NB] = nb
+    st[_EVENTS] = events
+    st[_RES] = resamples
+    st[_ARR] = arrivals
+    st[_DEP] = departures
+    st[_BATCH] = batch
+    st[_IREC] = irec
+    return code
 
 
+# ------------------------------------------------------------- results ----
 @dataclass(frozen=True)
 class SimulationResult:
+    """Result of :func:`simulate`.
+
+    Attributes
+    ----------
+    occupancy : ndarray, shape (K+1,)
+        Time average of q(0..K) over ``[burn_in, t_end]``, where q(i) is the
+        fraction of servers with at least i tasks (q(0) = 1).  The last entry
+        is 0 unless ``levels`` asked for more.
+    occupancy_se : ndarray, shape (K+1,)
+        Standard errors by batch means (``batches`` equal batches).
+    mean_response_time, mean_response_time_se : float
+        Arrival-side estimator: a task joining a queue that holds k tasks has
+        expected response time k+1 (Exp(1) FIFO service); mean over arrivals
+        in ``[burn_in, t_end]``, s.e. by batch means.
+    batch_occupancy : ndarray, shape (batches, K+1)
+        Per-batch time averages (for s.e. of derived quantities).
+    batch_response_time : ndarray, shape (batches,)
+        Per-batch arrival-side mean response times (nan if a batch saw no
+        arrival).
+    times, paths : ndarray or None
+        Grid ``0, record_dt, 2 record_dt, ... <= t_end`` and the occupancy
+        on it, shape (len(times), K+1), when ``record_dt`` is given.
+    events : int
+        Arrivals + departures + resampling epochs of the Poisson process of
+        rate mu (for ``mu = inf`` the resamplings are not separate events).
+    resamples, arrivals, departures : int
+    final_queues : ndarray, shape (n,)
+        Queue lengths per server at ``t_end``.
+    levels : int
+        Number of levels tracked at the end (grown as needed).
+    wall_time : float
+        Seconds spent in the kernel (including compilation on a first call).
+    seed : int or numpy.random.SeedSequence
+        What reproduces the run when passed as ``seed``.
+    """
+
     occupancy: np.ndarray
     occupancy_se: np.ndarray
     mean_response_time: float
@@ -176,108 +313,391 @@ class SimulationResult:
     departures: int
     final_queues: np.ndarray
     wall_time: float
-    seed: int
+    seed: object
     n: int
     lam: float
     mu: float
     t_end: float
     burn_in: float
+    batch_occupancy: np.ndarray = None
+    batch_response_time: np.ndarray = None
+    levels: int = 0
+    batches: int = 0
 
 
+# ------------------------------------------------------------ helpers ----
 def _initial(initial, n):
     if initial is None:
         return np.zeros(n, np.int64)
     a = np.asarray(initial)
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer)
+                              or np.issubdtype(a.dtype, np.floating)):
+        raise TypeError("initial must be an integer array of queue lengths or "
+                        f"a float occupancy vector, got dtype {a.dtype}")
     if a.ndim != 1:
-        raise ValueError("initial must be one-dimensional")
+        raise ValueError(f"initial must be one-dimensional, got shape {a.shape}")
     if np.issubdtype(a.dtype, np.integer):
-        if a.shape[0] != n or np.any(a < 0):
-            raise ValueError("initial: queue lengths need length n and be >= 0")
+        if a.shape[0] != n:
+            raise ValueError(f"initial: queue lengths need length n={n}, "
+                             f"got {a.shape[0]}")
+        if np.any(a < 0):
+            raise ValueError("initial: queue lengths must be >= 0")
         return a.astype(np.int64).copy()
     q = a.astype(float)
-    if q.size == 0 or not np.isclose(q[0], 1) or np.any(np.diff(q) > 1e-12) \
-            or np.any(q < 0):
-        raise ValueError("initial: occupancy must have q[0]=1, non-increasing")
-    cnt = np.round(n * q).astype(np.int64)  # servers with >= i tasks
+    if (q.size == 0 or not np.all(np.isfinite(q)) or not np.isclose(q[0], 1)
+            or np.any(np.diff(q) > 1e-12) or np.any(q < 0)):
+        raise ValueError("initial: an occupancy vector needs q[0] = 1, "
+                         "non-increasing entries in [0, 1]")
+    # servers with >= i tasks: round(n q(i)), kept non-increasing
+    cnt = np.minimum.accumulate(np.round(n * q).astype(np.int64))
+    cnt[0] = n
     X = np.zeros(n, np.int64)
     for i in range(1, cnt.size):
         X[:cnt[i]] = i
     return X
 
 
+def _seed(seed):
+    """Return (SeedSequence, the value stored as result.seed)."""
+    if seed is None:
+        ss = np.random.SeedSequence()
+        return ss, ss.entropy
+    if isinstance(seed, np.random.SeedSequence):
+        return seed, seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError("seed must be None, a non-negative int or a "
+                        f"numpy.random.SeedSequence, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return np.random.SeedSequence(int(seed)), int(seed)
+
+
+def _check_args(graph, lam, mu, t_end, burn_in, batches):
+    if not isinstance(graph, Graph):
+        raise TypeError("graph must be a qlib.graphs.Graph, "
+                        f"got {type(graph).__name__}")
+    if graph.n < 1:
+        raise ValueError("graph must have n >= 1 vertices")
+    try:
+        lam = float(lam)
+        mu = float(mu)
+        t_end = float(t_end)
+        burn_in = float(burn_in)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"lam, mu, t_end, burn_in must be real numbers ({e})")
+    if not np.isfinite(lam) or lam <= 0:
+        raise ValueError(f"lam must be positive and finite, got {lam}")
+    if np.isnan(mu) or mu < 0:
+        raise ValueError(f"mu must be >= 0 (inf allowed), got {mu}")
+    if not np.isfinite(burn_in) or burn_in < 0:
+        raise ValueError(f"burn_in must be finite and >= 0, got {burn_in}")
+    if not np.isfinite(t_end) or not t_end > burn_in:
+        raise ValueError(f"t_end must be finite and > burn_in={burn_in}, "
+                         f"got {t_end}")
+    if lam >= 1:
+        if burn_in != 0:
+            raise ValueError(f"lam must be < 1 when burn_in > 0 (the system "
+                             f"is unstable for lam >= 1), got lam={lam}")
+        warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
+                      "transient over [0, t_end] is meaningful",
+                      RuntimeWarning, stacklevel=3)
+    if isinstance(batches, bool) or not isinstance(batches, (int, np.integer)):
+        raise TypeError("batches must be an int")
+    if batches < 2:
+        raise ValueError(f"batches must be >= 2, got {batches}")
+    return lam, mu, t_end, burn_in
+
+
+def _grow(arr, K1, axis_len=None):
+    """Pad the last axis of ``arr`` with zeros to length K1."""
+    shape = arr.shape[:-1] + (K1,)
+    out = np.zeros(shape, arr.dtype)
+    out[..., :arr.shape[-1]] = arr
+    return out
+
+
+# ------------------------------------------------------------ simulate ----
 def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
              levels=None, record_dt=None, initial=None, progress=False,
              batches=20):
-    """Simulate JSQ on the closed neighbourhoods of ``graph``.
+    """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
-    Arrivals: rate ``lam`` per server, at a uniform position; a task joins a
-    uniform shortest queue of the closed neighbourhood.  Relabelling at rate
-    ``mu`` (``mu=inf``: before every arrival).  Returns time averages over
-    ``[burn_in, t_end]`` with batch-means standard errors.
-    ``progress`` is accepted but currently ignored (no time slicing).
+    Parameters
+    ----------
+    graph : qlib.graphs.Graph
+        Base graph on positions ``0..n-1``.
+    lam : float
+        Arrival rate per server (total ``lam * n``), ``0 < lam``; ``lam >= 1``
+        only with ``burn_in = 0`` (a transient run) and with a warning.
+    mu : float
+        Total rate of the Poisson resampling epochs, ``0 <= mu <= inf``;
+        ``0``: static graph, ``inf``: a fresh permutation before each arrival.
+    t_end : float
+        End of the run, ``t_end > burn_in``.
+    burn_in : float
+        Time averages are over ``[burn_in, t_end]``.
+    seed : None, int >= 0 or numpy.random.SeedSequence
+        Same seed, same result, bit for bit.
+    levels : int, optional
+        Number of queue-length levels tracked at the start (default: enough
+        for ``initial``); levels grow automatically when a queue reaches the
+        top, so nothing is truncated.  The returned arrays have at least
+        ``levels + 1`` entries.
+    record_dt : float, optional
+        Record the occupancy on the grid ``0, record_dt, ... <= t_end``.
+    initial : array_like, optional
+        Either per-server queue lengths (integer array of length n; server s
+        at position s) or an occupancy vector (float, q[0] = 1,
+        non-increasing: round(n q(i)) servers get at least i tasks).
+        Default: empty.
+    progress : bool
+        Show a tqdm progress bar (the run is cut into time slices; the
+        result does not depend on it).
+    batches : int
+        Number of batches for the batch-means standard errors, >= 2.
+
+    Returns
+    -------
+    SimulationResult
     """
-    if not isinstance(graph, Graph):
-        raise TypeError("graph must be a qlib.graphs.Graph")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be positive and finite, got {lam}")
-    mu = float(mu)
-    if np.isnan(mu) or mu < 0:
-        raise ValueError(f"mu must be >= 0, got {mu}")
-    t_end = float(t_end)
-    burn_in = float(burn_in)
-    if burn_in < 0 or not t_end > burn_in or not np.isfinite(t_end):
-        raise ValueError("t_end must be finite and > burn_in >= 0")
-    if lam >= 1:
-        if burn_in != 0:
-            raise ValueError("lam >= 1 (unstable) requires burn_in == 0")
-        warnings.warn("lam >= 1: the system is not stable", RuntimeWarning)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
+                                          batches)
+    batches = int(batches)
     n = graph.n
     X = _initial(initial, n)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, np.random.SeedSequence):
-        seed = int(seed.generate_state(1)[0])
-    seed = int(seed) % (2**32)
-    K = int(levels) if levels is not None else max(int(X.max()) + 1, 64)
-    if K < max(1, int(X.max())):
-        raise ValueError("levels must be >= max initial queue")
+    ss, seed_out = _seed(seed)
+    rs = ss.generate_state(4, np.uint64)
+    if not rs.any():  # xoshiro's one forbidden state
+        rs[0] = np.uint64(1)
+    xmax = int(X.max())
+    if levels is not None:
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+            raise TypeError("levels must be an int")
+        if levels < 1:
+            raise ValueError(f"levels must be >= 1, got {levels}")
+    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
     if record_dt is not None:
         record_dt = float(record_dt)
-        if not record_dt > 0:
-            raise ValueError("record_dt must be positive")
-        nrec = int(math.floor(t_end / record_dt)) + 1
+        if not (record_dt > 0 and np.isfinite(record_dt)):
+            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
     else:
         nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
-    X0 = X.copy()
+    indptr = np.ascontiguousarray(graph.indptr, np.int64)
+    indices = np.ascontiguousarray(graph.indices, np.int64)
+    maxdeg = int(np.diff(indptr).max()) if n else 0
+
+    Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
+    B = np.empty(n, np.int64)
+    busy = np.nonzero(X > 0)[0]
+    B[:busy.size] = busy
+    P = np.full((n, 2), -1, np.int64)
+    A = np.full((n, 2), -1, np.int64)
+    integ = np.zeros((batches + 1, K + 1))
+    last = np.zeros(K + 1)
+    rsum = np.zeros(batches + 1)
+    rcnt = np.zeros(batches + 1)
+    paths = np.zeros((nrec, K + 1))
+    cand = np.empty(maxdeg + 1, np.int64)
+    fs = np.zeros(2)
+    st = np.zeros(_NST, np.int64)
+    st[_NB] = busy.size
+    st[_BATCH] = -1
+
+    if progress:
+        from tqdm.auto import tqdm
+        nslices = 100
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate n={n}")
+    else:
+        nslices = 1
+        bar = None
     w0 = time.perf_counter()
-    out = _kernel(seed, graph.indptr, graph.indices, n, lam,
-                  0.0 if mu_inf else mu, mu_inf, t_end, burn_in, int(batches),
-                  X, K, record_dt, nrec)
+    try:
+        for j in range(1, nslices + 1):
+            slice_end = t_end if j == nslices else t_end * j / nslices
+            while True:
+                code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
+                               burn_in, batches, slice_end, record_dt, nrec,
+                               X, B, Q, P, A, rs, integ, last, rsum, rcnt,
+                               paths, cand, fs, st)
+                if code == 0:
+                    break
+                K = 2 * K  # a queue reached the top level: track more
+                Q = _grow(Q, K + 1)
+                integ = _grow(integ, K + 1)
+                last = _grow(last, K + 1)
+                paths = _grow(paths, K + 1)
+            if bar is not None:
+                bar.update(slice_end - bar.n)
+    finally:
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - w0
-    integ, rsum, rcnt, paths, events, res, arr, dep, overflow = out
-    if overflow:
-        raise RuntimeError(f"a queue exceeded levels={K}; rerun with more levels")
+
     blen = (t_end - burn_in) / batches
-    occ_b = integ / (n * blen)
+    occ_b = integ[:batches] / (n * blen)
     occ = occ_b.mean(axis=0)
     occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(batches)
-    # trim trailing zero levels
     nz = np.nonzero(occ > 0)[0]
     top = int(nz[-1]) + 2 if nz.size else 2
-    occ, occ_se = occ[:top], occ_se[:top]
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
+    occ, occ_se, occ_b = occ[:top], occ_se[:top], occ_b[:, :top]
+    rs_b, rc_b = rsum[:batches], rcnt[:batches]
     with np.errstate(invalid="ignore", divide="ignore"):
-        rb = rsum / rcnt
-    R = rsum.sum() / max(rcnt.sum(), 1)
-    ok = rcnt > 0
+        rb = rs_b / rc_b
+    R = rs_b.sum() / rc_b.sum() if rc_b.sum() > 0 else np.nan
+    ok = rc_b > 0
     R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
-    del X0
     return SimulationResult(
         occupancy=occ, occupancy_se=occ_se, mean_response_time=float(R),
         mean_response_time_se=float(R_se),
         times=(np.arange(nrec) * record_dt) if nrec else None,
-        paths=paths[:, :top] if nrec else None, events=int(events),
-        resamples=int(res), arrivals=int(arr), departures=int(dep),
-        final_queues=X, wall_time=wall, seed=seed, n=n, lam=lam, mu=mu,
-        t_end=t_end, burn_in=burn_in)
+        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
+        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
+        departures=int(st[_DEP]), final_queues=X, wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in,
+        batch_occupancy=occ_b, batch_response_time=rb, levels=K,
+        batches=batches)
+
+
+# ----------------------------------------------------------- replicate ----
+@dataclass(frozen=True)
+class ReplicationResult:
+    """Result of :func:`replicate`: R independent runs of :func:`simulate`.
+
+    Attributes
+    ----------
+    occupancy : ndarray, shape (K+1,)
+        Mean over replications of the time-averaged occupancy (levels padded
+        with zeros to a common length).
+    occupancy_se : ndarray, shape (K+1,)
+        Standard error of that mean, ``std(ddof=1) / sqrt(R)``.
+    occupancy_ci : ndarray, shape (2, K+1)
+        95% Student-t confidence interval (t with R-1 degrees of freedom):
+        row 0 lower, row 1 upper.
+    mean_response_time, response_time_se : float
+    response_time_ci : tuple (lo, hi)
+        Same for the arrival-side mean response time.
+    replications : int
+    seed : int or numpy.random.SeedSequence
+        The root seed; replication r used ``SeedSequence(seed).spawn(R)[r]``.
+    results : tuple of SimulationResult
+    wall_time : float
+        Seconds for the whole call.
+    """
+
+    occupancy: np.ndarray
+    occupancy_se: np.ndarray
+    occupancy_ci: np.ndarray
+    mean_response_time: float
+    response_time_se: float
+    response_time_ci: tuple
+    replications: int
+    seed: object
+    results: tuple
+    wall_time: float
+
+
+def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
+              **simulate_kwargs):
+    """Independent replications of :func:`simulate`, in parallel threads.
+
+    Parameters
+    ----------
+    graph, lam, mu
+        As for :func:`simulate`.
+    replications : int
+        Number of independent runs R, >= 2.
+    seed : None, int >= 0 or numpy.random.SeedSequence
+        Root seed; the runs use ``SeedSequence(seed).spawn(R)``, so the
+        result does not depend on ``n_jobs``.
+    n_jobs : int, optional
+        Number of threads (the kernel releases the GIL); default
+        ``min(R, os.cpu_count())``.
+    **simulate_kwargs
+        Passed to :func:`simulate` (``t_end`` is required; ``progress=True``
+        shows one bar over the replications).
+
+    Returns
+    -------
+    ReplicationResult
+    """
+    if isinstance(replications, bool) or not isinstance(replications,
+                                                        (int, np.integer)):
+        raise TypeError("replications must be an int")
+    if replications < 2:
+        raise ValueError(f"replications must be >= 2, got {replications}")
+    R = int(replications)
+    if n_jobs is None:
+        n_jobs = min(R, os.cpu_count() or 1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError("n_jobs must be an int or None")
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    if "seed" in simulate_kwargs:
+        raise TypeError("pass the root seed as seed=")
+    progress = bool(simulate_kwargs.pop("progress", False))
+    # validate once, in the caller's thread, so errors are raised here
+    if "t_end" not in simulate_kwargs:
+        raise TypeError("replicate() needs t_end= (passed on to simulate)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _check_args(graph, lam, mu, simulate_kwargs["t_end"],
+                    simulate_kwargs.get("burn_in", 0.0),
+                    simulate_kwargs.get("batches", 20))
+    if float(lam) >= 1:
+        warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
+                      "transient over [0, t_end] is meaningful",
+                      RuntimeWarning, stacklevel=2)
+    ss, seed_out = _seed(seed)
+    children = ss.spawn(R)
+    w0 = time.perf_counter()
+
+    def one(c):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return simulate(graph, lam, mu, seed=c, **simulate_kwargs)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=R, unit="run", desc="replicate")
+    try:
+        if n_jobs == 1:
+            results = []
+            for c in children:
+                results.append(one(c))
+                if bar is not None:
+                    bar.update(1)
+        else:
+            results = [None] * R
+            with ThreadPoolExecutor(max_workers=int(n_jobs)) as ex:
+                futs = {ex.submit(one, c): r for r, c in enumerate(children)}
+                for f in futs:
+                    results[futs[f]] = f.result()
+                    if bar is not None:
+                        bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    from scipy.stats import t as student_t
+    L = max(r.occupancy.size for r in results)
+    occ = np.zeros((R, L))
+    for k, r in enumerate(results):
+        occ[k, :r.occupancy.size] = r.occupancy
+    m = occ.mean(axis=0)
+    se = occ.std(axis=0, ddof=1) / math.sqrt(R)
+    tq = float(student_t.ppf(0.975, R - 1))
+    resp = np.array([r.mean_response_time for r in results])
+    rm = float(resp.mean())
+    rse = float(resp.std(ddof=1) / math.sqrt(R))
+    return ReplicationResult(
+        occupancy=m, occupancy_se=se,
+        occupancy_ci=np.vstack([m - tq * se, m + tq * se]),
+        mean_response_time=rm, response_time_se=rse,
+        response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
+        seed=seed_out, results=tuple(results),
+        wall_time=time.perf_counter() - w0)
