@@ -22,7 +22,9 @@ book: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadscope
 
+# the peers (SimPy, Ciw) are needed by the benchmarks only, never by book/test
 bench: $(STAMP)
+	$(BIN)/python -m pip install -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
