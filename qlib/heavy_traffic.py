@@ -1,0 +1,710 @@
+"""JSQ with many servers in the Halfin–Whitt regime (Eschenfeldt–Gamarnik).
+
+The model: ``n`` servers on the complete graph, Exp(1) services, Poisson
+arrivals of total rate ``λ_n = n − β√n``; every task joins a shortest queue.
+The state is the occupancy vector ``Q_1 ≥ Q_2 ≥ …`` with ``Q_i`` the number of
+queues holding at least ``i`` tasks (``Q_0 = n``).  An arrival increments
+``Q_{s+1}`` where ``s`` (the length of a shortest queue) is the largest ``i``
+with ``Q_i = n``; a departure happens at rate ``Q_1`` and comes from a queue of
+length exactly ``i`` with probability ``(Q_i − Q_{i+1}) / Q_1``.  Because the
+chain at occupancy level is itself Markov, simulating it is exact.
+
+Three tools:
+
+``simulate_jsq``     exact event-driven simulation of the occupancy chain
+``reflected_ou``     the two-dimensional reflected OU limit of
+                     ``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``
+``stationary_jsq``   the exact stationary law of the finite-``n`` chain,
+                     truncated where the mass is below ``1e-12``
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+__all__ = ["simulate_jsq", "JSQResult", "reflected_ou", "OUResult",
+           "ou_halving", "stationary_jsq", "StationaryJSQ"]
+
+
+# ---------------------------------------------------------------- validation
+
+def _check_n(n):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n must be an integer >= 1, got {n!r}")
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n}")
+    return n
+
+
+def _check_beta(beta, n=None):
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
+        raise TypeError(f"beta must be a real number > 0, got {beta!r}")
+    beta = float(beta)
+    if not (np.isfinite(beta) and beta > 0):
+        raise ValueError(f"beta must be finite and > 0, got {beta}")
+    if n is not None and not n - beta * math.sqrt(n) > 0:
+        raise ValueError(f"beta must be < sqrt(n) = {math.sqrt(n):.6g} so that "
+                         f"lam_n = n - beta*sqrt(n) > 0, got beta = {beta}")
+    return beta
+
+
+def _check_pos(name, x):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number > 0, got {x!r}")
+    x = float(x)
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {x}")
+    return x
+
+
+def _check_times(t_end, burn_in):
+    t_end = _check_pos("t_end", t_end)
+    if isinstance(burn_in, bool) or not isinstance(burn_in, numbers.Real):
+        raise TypeError(f"burn_in must be a real number >= 0, got {burn_in!r}")
+    burn_in = float(burn_in)
+    if not (np.isfinite(burn_in) and burn_in >= 0):
+        raise ValueError(f"burn_in must be finite and >= 0, got {burn_in}")
+    if not t_end > burn_in:
+        raise ValueError(f"t_end must be > burn_in = {burn_in}, got {t_end}")
+    return t_end, burn_in
+
+
+def _seed32(seed):
+    """A 32-bit seed for numba's generator, drawn through SeedSequence."""
+    if isinstance(seed, np.random.SeedSequence):
+        ss = seed
+    elif seed is None:
+        ss = np.random.SeedSequence()
+    elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
+        ss = np.random.SeedSequence(int(seed))
+    else:
+        raise TypeError(f"seed must be None, an int >= 0 or a SeedSequence, got {seed!r}")
+    return int(ss.generate_state(1)[0]), ss.entropy
+
+
+# ---------------------------------------------------------------- simulation
+
+@numba.njit(cache=True)
+def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nbatch, rec_dt, nrec,
+                max_waits):
+    # Q[0] = n, Q[1..K] the occupancy counts, Q[K+1] = 0 stays a sentinel.
+    np.random.seed(seed)
+    s = 0  # length of a shortest queue: largest i with Q[i] == n
+    while s < K and Q[s + 1] == n:
+        s += 1
+    N = 0  # number of tasks
+    for i in range(1, K + 1):
+        N += Q[i]
+    sq = math.sqrt(n)
+    # per batch: idle, Q_2, Q_3, waiting tasks (N - Q_1), 1{Q_1 = n}
+    acc = np.zeros((nbatch, 5))
+    arr = np.zeros(nbatch)
+    warr = np.zeros(nbatch)
+    waits = np.empty(max_waits)
+    nw = 0
+    paths = np.zeros((nrec, 4))
+    blen = (t_end - burn_in) / nbatch
+    cb = 0
+    nextb = burn_in + blen if nbatch > 1 else t_end
+    cumw = 0.0  # ∫_0^t (N - Q_1) ds, the waiting accrued by time t
+    t = 0.0
+    irec = 0
+    events = 0
+    arrivals = 0
+    overflow = 0
+    t3 = 0.0 if Q[3] == 0 else -1.0  # first time Q_3 = 0
+    while True:
+        rate = lam + Q[1]
+        tn = t + np.random.exponential(1.0 / rate)
+        tc = tn if tn < t_end else t_end
+        wq = N - Q[1]
+        while irec < nrec and irec * rec_dt <= tc:
+            paths[irec, 0] = (Q[1] - n) / sq
+            paths[irec, 1] = Q[2] / sq
+            paths[irec, 2] = Q[3] / sq
+            paths[irec, 3] = cumw + (irec * rec_dt - t) * wq
+            irec += 1
+        a = t
+        while a < tc:
+            if a < burn_in:
+                a = tc if tc < burn_in else burn_in
+                continue
+            e = tc if tc < nextb else nextb
+            d = e - a
+            acc[cb, 0] += d * (n - Q[1])
+            acc[cb, 1] += d * Q[2]
+            acc[cb, 2] += d * Q[3]
+            acc[cb, 3] += d * wq
+            if s >= 1:
+                acc[cb, 4] += d
+            a = e
+            if a >= nextb and cb < nbatch - 1:
+                cb += 1
+                nextb = burn_in + (cb + 1) * blen if cb < nbatch - 1 else t_end
+        cumw += (tc - t) * wq
+        if tn >= t_end:
+            break
+        t = tn
+        events += 1
+        u = np.random.random() * rate
+        if u < lam:  # arrival joins a queue of length s
+            if s + 1 > K:
+                overflow = 1
+                break
+            if t >= burn_in:
+                arr[cb] += 1
+                if s >= 1:
+                    warr[cb] += 1
+                    if nw < max_waits:
+                        # FIFO: the residual service of the task in service and
+                        # the s - 1 full services ahead, i.i.d. Exp(1)
+                        w = 0.0
+                        for _ in range(s):
+                            w += np.random.exponential(1.0)
+                        waits[nw] = w
+                        nw += 1
+            arrivals += 1
+            Q[s + 1] += 1
+            N += 1
+            if Q[s + 1] == n:
+                s += 1
+        else:  # departure from a uniform busy server
+            v = int(u - lam)
+            if v >= Q[1]:
+                v = Q[1] - 1
+            i = 1  # the level i with Q[i+1] <= v < Q[i]
+            while Q[i + 1] > v:
+                i += 1
+            Q[i] -= 1
+            N -= 1
+            if i <= s:
+                s = i - 1
+            if i == 3 and Q[3] == 0 and t3 < 0:
+                t3 = t
+    return acc, arr, warr, waits[:nw], paths, events, arrivals, cumw, t3, overflow
+
+
+@dataclass(frozen=True)
+class JSQResult:
+    """Result of :func:`simulate_jsq`.
+
+    Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means
+    standard errors (``batches`` equal batches).  ``p_wait`` is the fraction
+    of the arrivals in the window that found every server busy (they wait);
+    by PASTA it estimates ``P(Q_1 = n)``, which ``p_full`` estimates as a
+    time average.  ``waits`` holds the waiting times of (at most
+    ``max_waits``) waiting tasks that arrived in the window.
+    ``cumulative_wait`` is ``∫_0^{t_end} (N − Q_1) dt``, the total waiting
+    time accrued by all tasks over the run (``N`` = number of tasks).
+    ``times, x1, x2, x3, cum_wait_path``: the scaled paths
+    ``(Q_1 − n)/√n``, ``Q_2/√n``, ``Q_3/√n`` and the accrued waiting on the
+    grid ``record_dt`` (``None`` without a grid).  ``t_q3_zero``: first time
+    ``Q_3 = 0`` (``nan`` if never in the run).
+    """
+
+    n: int
+    beta: float
+    lam: float
+    t_end: float
+    burn_in: float
+    mean_idle: float
+    mean_idle_se: float
+    mean_q2: float
+    mean_q2_se: float
+    mean_q3: float
+    mean_q3_se: float
+    mean_waiting: float
+    mean_waiting_se: float
+    p_wait: float
+    p_wait_se: float
+    p_full: float
+    p_full_se: float
+    waits: np.ndarray
+    cumulative_wait: float
+    times: np.ndarray | None
+    x1: np.ndarray | None
+    x2: np.ndarray | None
+    x3: np.ndarray | None
+    cum_wait_path: np.ndarray | None
+    t_q3_zero: float
+    final: np.ndarray
+    events: int
+    arrivals: int
+    wall_time: float
+    seed: int
+
+
+def _mean_se(x):
+    x = np.asarray(x, float)
+    if x.size < 2:
+        return float(x.mean()), float("nan")
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
+                 record_dt=None, batches=20, max_waits=100_000, levels=64):
+    """Simulate JSQ on ``n`` servers (complete graph) in the Halfin–Whitt regime.
+
+    Exact event-driven simulation of the occupancy chain ``(Q_1, Q_2, …)``
+    with arrival rate ``λ_n = n − β√n`` and Exp(1) services; each event costs
+    O(1) (a departure scans the levels in use, a handful).
+
+    Parameters
+    ----------
+    n : int
+        Number of servers, ``n >= 1``.
+    beta : float
+        Halfin–Whitt parameter, ``0 < beta < √n``.
+    t_end : float
+        Length of the run, ``t_end > burn_in``.
+    burn_in : float, optional
+        Statistics are taken over ``[burn_in, t_end]``.
+    seed : None, int or numpy.random.SeedSequence
+        Same seed, same run.
+    initial : sequence of int, optional
+        Initial counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``;
+        ``None``: the empty system.
+    record_dt : float, optional
+        Grid step for the scaled paths (from ``t = 0``).
+    batches : int
+        Number of batches for the batch-means standard errors (``>= 2``).
+    max_waits : int
+        At most this many waiting times are kept.
+    levels : int
+        Largest queue length the kernel can hold.
+
+    Returns
+    -------
+    JSQResult
+
+    Notes
+    -----
+    A task that joins a queue holding ``k >= 1`` tasks waits, under FIFO, for
+    the residual service of the task in service plus the ``k − 1`` services
+    ahead.  Services are i.i.d. Exp(1) and independent of the past, and the
+    residual is Exp(1) by memorylessness, so the wait is exactly Gamma(k, 1)
+    in distribution; it is drawn at arrival.  (This is exact for each wait's
+    law; the draw is not coupled to the later departures of the occupancy
+    chain, which does not track which queue a task sits in.)
+    """
+    n = _check_n(n)
+    beta = _check_beta(beta, n)
+    t_end, burn_in = _check_times(t_end, burn_in)
+    if isinstance(batches, bool) or not isinstance(batches, numbers.Integral) or batches < 2:
+        raise ValueError(f"batches must be an integer >= 2, got {batches!r}")
+    if isinstance(max_waits, bool) or not isinstance(max_waits, numbers.Integral) \
+            or max_waits < 0:
+        raise ValueError(f"max_waits must be an integer >= 0, got {max_waits!r}")
+    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 3:
+        raise ValueError(f"levels must be an integer >= 3, got {levels!r}")
+    levels = int(levels)
+    Q = np.zeros(levels + 2, np.int64)
+    Q[0] = n
+    if initial is not None:
+        q = np.asarray(initial)
+        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
+            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
+        if q.size > levels:
+            raise ValueError(f"initial has {q.size} levels, more than levels = {levels}")
+        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
+            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        Q[1:q.size + 1] = q
+    if record_dt is not None:
+        record_dt = _check_pos("record_dt", record_dt)
+        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    else:
+        nrec, record_dt = 0, 1.0
+    seed32, entropy = _seed32(seed)
+    lam = n - beta * math.sqrt(n)
+    w0 = time.perf_counter()
+    acc, arr, warr, waits, paths, events, arrivals, cumw, t3, overflow = _jsq_kernel(
+        seed32, n, lam, t_end, burn_in, Q, levels, int(batches), record_dt, nrec,
+        int(max_waits))
+    wall = time.perf_counter() - w0
+    if overflow:
+        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+    blen = (t_end - burn_in) / batches
+    m = [_mean_se(acc[:, j] / blen) for j in range(5)]
+    pw = _mean_se(np.where(arr > 0, warr / np.maximum(arr, 1), 0.0))
+    p_wait = float(warr.sum() / arr.sum()) if arr.sum() > 0 else float("nan")
+    times = np.arange(nrec) * record_dt if nrec else None
+    return JSQResult(
+        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        mean_idle=m[0][0], mean_idle_se=m[0][1], mean_q2=m[1][0],
+        mean_q2_se=m[1][1], mean_q3=m[2][0], mean_q3_se=m[2][1],
+        mean_waiting=m[3][0], mean_waiting_se=m[3][1],
+        p_wait=p_wait, p_wait_se=pw[1], p_full=m[4][0], p_full_se=m[4][1],
+        waits=np.asarray(waits).copy(), cumulative_wait=float(cumw), times=times,
+        x1=paths[:, 0].copy() if nrec else None,
+        x2=paths[:, 1].copy() if nrec else None,
+        x3=paths[:, 2].copy() if nrec else None,
+        cum_wait_path=paths[:, 3].copy() if nrec else None,
+        t_q3_zero=float(t3) if t3 >= 0 else float("nan"),
+        final=Q[1:levels + 1][Q[1:levels + 1] > 0].copy(),
+        events=int(events), arrivals=int(arrivals), wall_time=wall,
+        seed=int(entropy) if not isinstance(seed, numbers.Integral) else int(seed))
+
+
+# ---------------------------------------------------------------- diffusion
+
+@numba.njit(cache=True)
+def _ou_kernel(seed, beta, x1, x2, nsteps, dt, burn_steps, every, nrec, bridge,
+               nbatch):
+    np.random.seed(seed)
+    path = np.zeros((nrec, 3))
+    sig = math.sqrt(2.0 * dt)
+    u = 0.0
+    acc = np.zeros((nbatch, 2))
+    per = (nsteps - burn_steps) // nbatch
+    irec = 0
+    for k in range(nsteps + 1):
+        if irec < nrec and k % every == 0:
+            path[irec, 0] = x1
+            path[irec, 1] = x2
+            path[irec, 2] = u
+            irec += 1
+        if k == nsteps:
+            break
+        if k >= burn_steps:
+            b = (k - burn_steps) // per if per > 0 else 0
+            if b < nbatch:
+                acc[b, 0] += x1
+                acc[b, 1] += x2
+        drift = -beta - (x1 - x2)
+        w = drift * dt + sig * np.random.standard_normal()
+        if bridge:
+            # exact maximum of the frozen-coefficient Brownian step given its
+            # endpoint w (Brownian-bridge maximum, variance 2 dt)
+            v = np.random.random()
+            mx = 0.5 * (w + math.sqrt(w * w - 4.0 * dt * math.log(1.0 - v)))
+            du = x1 + mx
+            if du < 0.0:
+                du = 0.0
+        else:
+            du = x1 + w
+            if du < 0.0:
+                du = 0.0
+        x2 = x2 + du - x2 * dt
+        x1 = x1 + w - du
+        u += du
+    return path, acc, per
+
+
+@dataclass(frozen=True)
+class OUResult:
+    """Result of :func:`reflected_ou`.
+
+    ``times, x1, x2, u``: the path on the grid (``u`` = the pushing process
+    ``U``).  ``mean_x1, mean_x2`` (and ``*_se``, batch means): step averages
+    over ``[burn_in, t_end]``.
+    """
+
+    beta: float
+    dt: float
+    t_end: float
+    burn_in: float
+    scheme: str
+    times: np.ndarray | None
+    x1: np.ndarray | None
+    x2: np.ndarray | None
+    u: np.ndarray | None
+    mean_x1: float
+    mean_x1_se: float
+    mean_x2: float
+    mean_x2_se: float
+    seed: int
+
+
+def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
+                 scheme="bridge", batches=20):
+    """Simulate the reflected OU limit of JSQ in the Halfin–Whitt regime.
+
+    ``dX_1 = √2 dB − β dt − (X_1 − X_2) dt − dU``, ``X_1 ≤ 0``,
+    ``dX_2 = dU − X_2 dt``, ``U`` nondecreasing, growing only at ``X_1 = 0``.
+
+    Parameters
+    ----------
+    beta : float
+        ``beta > 0``.
+    x0 : pair of float
+        ``(X_1(0), X_2(0))`` with ``X_1(0) <= 0 <= X_2(0)``.
+    t_end, dt : float
+        Horizon and step, ``0 < dt <= t_end``.
+    seed : None, int or numpy.random.SeedSequence
+    burn_in : float
+        Averages are over the steps in ``[burn_in, t_end)``.
+    record_dt : float, optional
+        Grid of the recorded path, rounded to a multiple of ``dt``;
+        ``None``: every step (at most ``2·10^6`` points); ``0``: no path.
+    scheme : {"bridge", "projected"}
+        ``"projected"``: Euler step, then projection onto ``X_1 <= 0``
+        (the discrete Skorokhod map); ``"bridge"``: the same, but the push
+        ``dU`` is the exact one of the step's frozen-drift Brownian motion,
+        through the law of its maximum given its endpoint.
+    batches : int
+        Batches for the standard errors.
+
+    Returns
+    -------
+    OUResult
+
+    Notes
+    -----
+    Both schemes keep ``X_1 + X_2`` free of the push: summing the two
+    updates, ``d(X_1 + X_2) = −(β + X_1) dt + √2 dB`` exactly, so in
+    stationarity ``E[X_1] = −β`` holds for the scheme as for the diffusion
+    (no discretisation error in this functional).
+    """
+    beta = _check_beta(beta)
+    try:
+        x1, x2 = (float(v) for v in x0)
+    except (TypeError, ValueError):
+        raise TypeError(f"x0 must be a pair of numbers (X_1, X_2), got {x0!r}") from None
+    if not (np.isfinite(x1) and np.isfinite(x2) and x1 <= 0 <= x2):
+        raise ValueError(f"x0 must satisfy X_1 <= 0 <= X_2, got {x0!r}")
+    t_end, burn_in = _check_times(t_end, burn_in)
+    dt = _check_pos("dt", dt)
+    if dt > t_end:
+        raise ValueError(f"dt must be <= t_end = {t_end}, got {dt}")
+    if scheme not in ("bridge", "projected"):
+        raise ValueError(f"scheme must be 'bridge' or 'projected', got {scheme!r}")
+    nsteps = int(round(t_end / dt))
+    burn_steps = int(round(burn_in / dt))
+    if isinstance(batches, bool) or not isinstance(batches, numbers.Integral) \
+            or batches < 2 or nsteps - burn_steps < batches:
+        raise ValueError(f"batches must be an integer in [2, steps after burn-in], got {batches!r}")
+    if record_dt is None:
+        every = 1
+        nrec = nsteps + 1
+        if nrec > 2_000_001:
+            raise ValueError("record_dt=None records every step: too many; give record_dt")
+    elif record_dt == 0:
+        every, nrec = 1, 0
+    else:
+        record_dt = _check_pos("record_dt", record_dt)
+        every = max(1, int(round(record_dt / dt)))
+        nrec = nsteps // every + 1
+    seed32, entropy = _seed32(seed)
+    path, acc, per = _ou_kernel(seed32, beta, x1, x2, nsteps, dt, burn_steps, every,
+                                nrec, scheme == "bridge", int(batches))
+    m1 = _mean_se(acc[:, 0] / per)
+    m2 = _mean_se(acc[:, 1] / per)
+    return OUResult(
+        beta=beta, dt=dt, t_end=nsteps * dt, burn_in=burn_steps * dt, scheme=scheme,
+        times=np.arange(nrec) * every * dt if nrec else None,
+        x1=path[:, 0].copy() if nrec else None, x2=path[:, 1].copy() if nrec else None,
+        u=path[:, 2].copy() if nrec else None,
+        mean_x1=m1[0], mean_x1_se=m1[1], mean_x2=m2[0], mean_x2_se=m2[1],
+        seed=int(entropy) if not isinstance(seed, numbers.Integral) else int(seed))
+
+
+def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings=2):
+    """Discretisation error of :func:`reflected_ou` by halving ``dt``.
+
+    Runs the stationary scheme at ``dt, dt/2, …, dt/2^halvings`` (independent
+    streams from one SeedSequence) and returns, for each step, the stationary
+    means of ``X_1`` and ``X_2`` with standard errors.  The differences of
+    successive rows estimate the discretisation error (their s.e. is the
+    root-sum-square of the two rows' s.e.).
+
+    Returns
+    -------
+    dict
+        ``dt, mean_x1, mean_x1_se, mean_x2, mean_x2_se`` (arrays).
+    """
+    dt = _check_pos("dt", dt)
+    if isinstance(halvings, bool) or not isinstance(halvings, numbers.Integral) \
+            or halvings < 1:
+        raise ValueError(f"halvings must be an integer >= 1, got {halvings!r}")
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    out = {k: [] for k in ("dt", "mean_x1", "mean_x1_se", "mean_x2", "mean_x2_se")}
+    for h, child in enumerate(ss.spawn(halvings + 1)):
+        d = dt / 2 ** h
+        r = reflected_ou(beta, (-beta, 0.0), t_end=t_end, dt=d, seed=child,
+                         burn_in=burn_in, record_dt=0, scheme=scheme)
+        out["dt"].append(d)
+        for k in ("mean_x1", "mean_x1_se", "mean_x2", "mean_x2_se"):
+            out[k].append(getattr(r, k))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+# ---------------------------------------------------------------- stationary
+
+@dataclass(frozen=True)
+class StationaryJSQ:
+    """Result of :func:`stationary_jsq`.
+
+    ``states``: the truncated state space, rows ``(Q_1, …, Q_L)``; ``pi``
+    its stationary law.  ``truncated_mass``: the stationary mass of the
+    states where a transition of the true chain was cut (the truncation
+    boundary).  ``balance_bound``: ``λ_n b + a·π(Q_1 = a)``, the bound from
+    rate balance on ``|E[n − Q_1] − β√n|`` (``b`` = blocked fraction of
+    arrivals, ``a`` = lowest ``Q_1`` kept).
+    """
+
+    n: int
+    beta: float
+    lam: float
+    p_wait: float
+    mean_idle: float
+    mean_q2: float
+    mean_q3: float
+    truncated_mass: float
+    balance_bound: float
+    levels: int
+    q1_min: int
+    caps: tuple
+    states: np.ndarray
+    pi: np.ndarray
+    wall_time: float
+
+
+def _enumerate(n, a, caps):
+    """All (Q_1..Q_L) with a <= Q_1 <= n, Q_i <= min(Q_{i-1}, caps[i-2])."""
+    cols = [np.arange(a, n + 1, dtype=np.int64)]
+    for c in caps:
+        prev = cols[-1]
+        hi = np.minimum(prev, c)
+        cnt = hi + 1
+        rep = np.repeat(np.arange(prev.size), cnt)
+        start = np.cumsum(cnt) - cnt
+        new = np.arange(rep.size, dtype=np.int64) - np.repeat(start, cnt)
+        cols = [col[rep] for col in cols] + [new]
+    return np.column_stack(cols)
+
+
+def _solve_truncated(n, lam, a, caps):
+    S = _enumerate(n, a, caps)
+    m, L = S.shape
+    base = n + 1
+    key = np.zeros(m, np.int64)
+    for j in range(L):
+        key = key * base + S[:, j]
+    order = np.argsort(key)
+    skey = key[order]
+
+    def index(T):
+        k = np.zeros(T.shape[0], np.int64)
+        for j in range(L):
+            k = k * base + T[:, j]
+        return order[np.searchsorted(skey, k)]
+
+    rows, cols, vals = [], [], []
+    cut = np.zeros(m, bool)
+    # arrivals: increment level s+1, s = number of full levels
+    s = (S == n).sum(axis=1)
+    capv = np.array([n] + list(caps) + [0], np.int64)  # cap of level 1..L+1
+    Sx = np.column_stack([S, np.zeros(m, np.int64)])
+    ok = Sx[np.arange(m), s] + 1 <= capv[s]
+    cut |= ~ok
+    blocked_arr = ~ok
+    idx = np.nonzero(ok)[0]
+    T = S[idx].copy()
+    T[np.arange(idx.size), s[idx]] += 1
+    rows.append(idx); cols.append(index(T)); vals.append(np.full(idx.size, lam))
+    # departures from a queue of length exactly i: rate Q_i - Q_{i+1}
+    for i in range(L):
+        r = Sx[:, i] - Sx[:, i + 1]
+        okd = r > 0
+        if i == 0:
+            low = okd & (S[:, 0] - 1 < a)
+            cut |= low
+            okd &= ~low
+        idx = np.nonzero(okd)[0]
+        T = S[idx].copy()
+        T[:, i] -= 1
+        rows.append(idx); cols.append(index(T)); vals.append(r[idx].astype(float))
+    rows = np.concatenate(rows); cols = np.concatenate(cols); vals = np.concatenate(vals)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(m, m))
+    out = np.asarray(A.sum(axis=1)).ravel()
+    G = (A - sp.diags(out)).T.tocsc()  # π G^T... columns: G[:, j] = flow into j
+    # fix π at the state with Q_1 = n, Q_2 = 0 (high mass) and drop its equation
+    j0 = int(index(np.array([[n] + [0] * (L - 1)]))[0])
+    keep = np.ones(m, bool); keep[j0] = False
+    M = G[keep][:, keep].tocsc()
+    rhs = -np.asarray(G[keep][:, [j0]].todense()).ravel()
+    lu = spla.splu(M, permc_spec="COLAMD")
+    x = lu.solve(rhs)
+    pi = np.empty(m); pi[keep] = x; pi[j0] = 1.0
+    pi = np.maximum(pi, 0.0)  # round-off only: the true law is positive
+    pi /= pi.sum()
+    return S, pi, cut, blocked_arr
+
+
+def stationary_jsq(n, beta, *, tol=1e-12, max_states=3_000_000):
+    """Exact stationary law of the finite-``n`` JSQ occupancy chain.
+
+    The chain ``(Q_1, …, Q_L)`` is truncated to ``Q_1 >= a``,
+    ``Q_i <= c_i`` (``i >= 2``) and ``Q_{L+1} = 0`` by cutting the transitions
+    that leave that box (blocking); the box is enlarged until the stationary
+    mass of every cut face is below ``tol``.  The balance equations are
+    solved by a sparse LU (COLAMD ordering) with one unknown fixed.
+
+    Parameters
+    ----------
+    n : int
+        ``n >= 2``.
+    beta : float
+        ``0 < beta < √n``.
+    tol : float
+        Mass allowed on each truncation face.
+    max_states : int
+        Give up (RuntimeError) beyond this many states.
+
+    Returns
+    -------
+    StationaryJSQ
+        ``p_wait = π(Q_1 = n)`` (an arrival waits iff all servers are busy;
+        PASTA), ``mean_idle = E[n − Q_1]``, ``mean_q2``, ``mean_q3``.
+    """
+    n = _check_n(n)
+    if n < 2:
+        raise ValueError(f"n must be >= 2 for stationary_jsq, got {n}")
+    beta = _check_beta(beta, n)
+    tol = _check_pos("tol", tol)
+    lam = n - beta * math.sqrt(n)
+    sq = math.sqrt(n)
+    w0 = time.perf_counter()
+    a = max(0, int(n - math.ceil((beta + 8.0) * sq + 5)))
+    caps = [min(n, int(math.ceil(6.0 * sq / min(beta, 1.0) + 10)))]
+    while True:
+        if caps[-1] == n:
+            caps.append(min(n, 3))
+        size = _enumerate(n, a, caps).shape[0]
+        if size > max_states:
+            raise RuntimeError(f"stationary_jsq needs more than max_states = {max_states} states")
+        S, pi, cut, blocked = _solve_truncated(n, lam, a, caps)
+        L = S.shape[1]
+        grow = False
+        if a > 0 and pi[S[:, 0] == a].sum() > tol:
+            a = max(0, a - int(math.ceil(2 * sq)))
+            grow = True
+        for i, c in enumerate(caps):
+            face = pi[S[:, i + 1] == c].sum()
+            if c < n and face > tol:
+                caps[i] = min(n, int(math.ceil(1.5 * c + 2)))
+                grow = True
+        if caps[-1] == n and pi[S[:, L - 1] == n].sum() > tol:
+            grow = True  # a level L+1 is needed; the loop head adds it
+        if not grow:
+            break
+    b = float(pi[blocked].sum())
+    low = float(pi[S[:, 0] == a].sum()) if a > 0 else 0.0
+    Q1 = S[:, 0]
+    q3 = S[:, 2] if L >= 3 else np.zeros_like(Q1)
+    return StationaryJSQ(
+        n=n, beta=beta, lam=lam, p_wait=float(pi[Q1 == n].sum()),
+        mean_idle=float(pi @ (n - Q1)), mean_q2=float(pi @ S[:, 1]),
+        mean_q3=float(pi @ q3), truncated_mass=float(pi[cut].sum()),
+        balance_bound=lam * b + a * low, levels=L, q1_min=a, caps=tuple(caps),
+        states=S, pi=pi, wall_time=time.perf_counter() - w0)
