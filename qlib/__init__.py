@@ -6,7 +6,9 @@ Each module holds one idea:
 ``qlib.degrees``   degree distributions and their generating functions
 ``qlib.fluid``     the fluid ODE, its equilibrium and tail bounds
 ``qlib.graphs``    immutable CSR graphs and generators
-``qlib.simulate``  exact event-driven JSQ simulation (numba)
+``qlib.simulate``  exact event-driven JSQ simulation (numba), ``replicate``
+``qlib.exact``     exact stationary laws of tiny graphs (sparse linear algebra)
+``qlib.heavy_traffic``  JSQ on the complete graph in the Halfin-Whitt regime
 """
 
 __version__ = "0.1.0"
@@ -14,7 +16,9 @@ __version__ = "0.1.0"
 __all__ = ["__version__"]
 
 from qlib.degrees import DegreeDistribution  # noqa: E402
-from qlib import fluid, graphs  # noqa: E402
-from qlib.simulate import SimulationResult, simulate  # noqa: E402
+from qlib import exact, fluid, graphs, heavy_traffic  # noqa: E402
+from qlib.simulate import (ReplicationResult, SimulationResult,  # noqa: E402
+                           replicate, simulate)
 
-__all__ += ["DegreeDistribution", "fluid", "graphs", "simulate", "SimulationResult"]
+__all__ += ["DegreeDistribution", "exact", "fluid", "graphs", "heavy_traffic",
+            "simulate", "SimulationResult", "replicate", "ReplicationResult"]
