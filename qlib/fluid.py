@@ -524,7 +524,10 @@ def tail_bounds(lam, degrees, levels, log=False):
     -----
     Everything is computed in log space; with ``log=False`` the result is
     ``exp`` of the log bound, so bounds below about ``1e-308`` lose relative
-    accuracy (subnormals) and underflow to 0.  The products are computed for
+    accuracy (subnormals) and underflow to 0.  Where the log bound itself is
+    below ``-DBL_MAX`` (``m > 0``, a few hundred levels deep) the log lower
+    bound is ``-inf`` and the log upper bound ``-DBL_MAX``, both still valid.
+    The products are computed for
     ``k <= 100000``; beyond, ``ψ(U_k)`` is replaced by ``ψ(U_K)`` and
     ``ψ(max(L_k, J_k))`` by ``p(m)``, which keeps both bounds valid.
     """
@@ -550,9 +553,12 @@ def tail_bounds(lam, degrees, levels, log=False):
         lpsi = float(_tail_log_psi(lam, degrees))
         logU = a * L + (np.where(k > 0, _tail_weights(m, k - 1), 0.0) * lpsi if lpsi else 0.0)
         logJ = L * _tail_weights(dbar, k) if dbar > 0 else L * k.astype(float)
-    logJ = np.nan_to_num(logJ, nan=-np.inf)
-    logL = np.nan_to_num(logL, nan=-np.inf)
-    logU = np.nan_to_num(logU, nan=-np.inf)
+    # Lower bounds: nan (inf·0 in a term that is -inf) and -inf become -inf.
+    # Upper bounds keep nan_to_num's defaults: nan -> 0 (trivially valid) and
+    # -inf -> -DBL_MAX, still >= log q* where the exact bound is below -DBL_MAX.
+    logJ = np.nan_to_num(logJ, nan=-np.inf, neginf=-np.inf)
+    logL = np.nan_to_num(logL, nan=-np.inf, neginf=-np.inf)
+    logU = np.nan_to_num(logU)
     K = min(n, _TAIL_KMAX)
     with np.errstate(under="ignore"):
         ell = np.exp(np.maximum(logL[1 : K + 1], logJ[1 : K + 1]))
@@ -561,8 +567,8 @@ def tail_bounds(lam, degrees, levels, log=False):
     sV = _tail_log_psi(u, degrees)
     sW[-1] = math.log(pm)  # used for k >= K (valid: ψ >= p(m))
     with np.errstate(invalid="ignore", over="ignore"):
-        logW = np.nan_to_num(a * L + _tail_unroll(m, sW, n), nan=-np.inf)
-        logV = np.nan_to_num(a * L + _tail_unroll(m, sV, n), nan=-np.inf)
+        logW = np.nan_to_num(a * L + _tail_unroll(m, sW, n), nan=-np.inf, neginf=-np.inf)
+        logV = np.nan_to_num(a * L + _tail_unroll(m, sV, n))
     lo = np.maximum(logW, logJ)
     up = np.minimum(logV, logU)
     lo[0] = up[0] = 0.0

@@ -125,3 +125,26 @@ def test_random_laws(w):
     assert a.pgf(1.0) == pytest.approx(1.0, abs=1e-12)
     assert a.mean == pytest.approx(float(np.dot(np.arange(len(p)), p)), abs=1e-12)
     assert a == D(dict(enumerate(p)))
+
+
+def test_from_qlib_graphs():
+    # the double star is the one topology of the paper whose law is not a point
+    # mass: p_n(2) = (n-2)/n, p_n(n-1) = 2/n (counts divided by n, exactly)
+    from qlib import graphs
+
+    n = 12
+    assert D.from_graph(graphs.ring(n)) == D.point(2)
+    assert D.from_graph(graphs.cliques(n, 3)) == D.point(2)
+    assert D.from_graph(graphs.double_star(n)) == D({2: (n - 2) / n, n - 1: 2 / n})
+    assert D.from_graph(graphs.empty(5)) == D.point(0)
+    G = graphs.erdos_renyi(1000, 2.0, seed=1)
+    assert D.from_graph(G) == D.from_degrees(G.degrees)
+    assert D.from_graph(G.to_networkx()) == D.from_graph(G)
+
+
+def test_pgf_symbolic_exact_rationals():
+    x = sympy.Symbol("x")
+    a = D({0: 0.5, 4: 0.5})
+    assert sympy.expand(a.pgf_symbolic(x) - (x**4 + 1) / 2) == 0
+    assert a.pgf_symbolic(x).subs(x, 1) == 1
+    assert D.point(3).pgf_symbolic(x) == x**3

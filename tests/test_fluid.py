@@ -19,8 +19,8 @@ def closed_form_log(lam, d, i):
 U = 2.0**-53  # unit roundoff of IEEE double
 
 
-@pytest.mark.parametrize("d", [0, 1, 2, 3, 5])
-@pytest.mark.parametrize("lam", [0.3, 0.5, 0.7, 0.9, 0.99, 0.999])
+@pytest.mark.parametrize("d", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("lam", [0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999])
 def test_equilibrium_point_mass_closed_form(d, lam):
     q = fluid.equilibrium(lam, D.point(d))
     assert q[0] == 1.0 and q[-1] < 1e-16 and q[-2] >= 1e-16
@@ -272,6 +272,29 @@ def test_bad_lam(lam):
         fluid.response_time(lam, D.point(2))
     with pytest.raises(ValueError, match=r"lam must be in \(0, 1\)"):
         fluid.relaxation_rate(lam, D.point(2))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not 0 < x < 1),
+        st.integers().filter(lambda k: True),
+    )
+)
+def test_bad_lam_property(lam):
+    # every real outside the open interval (0, 1), nan and ±inf included, and
+    # every integer (none lies strictly inside), is refused by each entry point
+    for call in (
+        lambda: fluid.equilibrium(lam, D.point(1)),
+        lambda: fluid.drift([1.0, 0.5], lam, D.point(1)),
+        lambda: fluid.solve(lam, D.point(1), [1.0], [0.0, 1.0]),
+        lambda: fluid.response_time(lam, D.point(1)),
+        lambda: fluid.relaxation_rate(lam, D.point(1)),
+        lambda: fluid.tail_bounds(lam, D.point(1), [0, 1]),
+        lambda: fluid.jacobian([1.0, 0.5], lam, D.point(1)),
+    ):
+        with pytest.raises(ValueError, match=r"lam must be in \(0, 1\)"):
+            call()
 
 
 def test_bad_degrees():

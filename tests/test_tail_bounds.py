@@ -116,6 +116,25 @@ def test_log_and_linear_agree_and_underflow():
     assert lo[-1] == 0.0 and lup[-1] < -1e6  # underflows linearly, not in log
 
 
+def test_log_bounds_beyond_dbl_max():
+    # m > 0 at level 2000: log q* ~ -c 2^2000 is below -DBL_MAX; -inf is the
+    # only valid float lower bound and -DBL_MAX a valid upper bound
+    for p in (D({1: 0.5, 3: 0.5}), D.point(3)):
+        lo, up = fluid.tail_bounds(0.9, p, [3, 2000], log=True)
+        assert lo[1] == -np.inf and up[1] == -np.finfo(float).max
+        assert np.isfinite(lo[0]) and lo[0] <= up[0]
+        llo, lup = fluid.tail_bounds(0.9, p, [2000])
+        assert llo[0] == 0.0 and lup[0] == 0.0
+
+
+def test_crossover_family_geometric_ratio():
+    # p_ε = (1-ε)δ_2 + εδ_0: both bounds turn geometric with ratio λε (chapter tails)
+    lam, eps = 0.9, 1e-6
+    lo, up = fluid.tail_bounds(lam, D({0: eps, 2: 1 - eps}), np.array([60, 61]), log=True)
+    assert abs(np.diff(lo)[0] - math.log(lam * eps)) < 1e-9
+    assert abs(np.diff(up)[0] - math.log(lam * eps)) < 1e-9
+
+
 def test_levels_shape_and_order():
     p = D({0: 0.5, 2: 0.5})
     lo, up = fluid.tail_bounds(0.6, p, np.array([[3, 0], [1, 7]]))
