@@ -25,17 +25,21 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from qlib.graphs import Graph
+from scipy.sparse.csgraph import connected_components
+
+from qlib.graphs import Graph, from_edges
 
 __all__ = ["stationary", "ExactResult", "MAX_N", "MAX_STATES"]
 
 MAX_N = 5
 MAX_STATES = 2_000_000
+_LU_MAX = 4000  # sparse LU below this many unknowns, GMRES above
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,10 @@ def _solve_left(rows, cols, vals, size, N):
     (reached from every state by departures), so the left null space of G
     is one-dimensional and x[0] > 0.  The equation of column 0 is replaced
     by x[0] = 1 (a dense normalisation row would ruin the sparse LU), and
-    the solution is normalised afterwards.
+    the solution is normalised afterwards.  Small systems are solved by
+    sparse LU; large ones (whose LU fills in badly: the state space is a
+    4- or 5-dimensional grid) by GMRES preconditioned with an incomplete
+    LU, to a relative residual of 1e-13, falling back to LU if GMRES fails.
     """
     keep = cols != 0
     r = np.concatenate([cols[keep], [0]])
@@ -123,7 +130,17 @@ def _solve_left(rows, cols, vals, size, N):
     GT = sp.csc_matrix((v, (r, c)), shape=(size, size))
     rhs = np.zeros(size)
     rhs[0] = 1.0
-    x = spla.spsolve(GT, rhs)
+    x = None
+    if size > _LU_MAX:
+        ilu = spla.spilu(GT, drop_tol=1e-3, fill_factor=10)
+        M = spla.LinearOperator(GT.shape, ilu.solve)
+        x, info = spla.gmres(GT, rhs, M=M, rtol=1e-13, atol=0.0,
+                             restart=30, maxiter=200)
+        res = np.linalg.norm(GT @ x - rhs) / max(np.linalg.norm(x), 1.0)
+        if info != 0 or not res < 1e-11:
+            x = None
+    if x is None:
+        x = spla.spsolve(GT, rhs)
     return x / x[:N].sum()
 
 
@@ -153,70 +170,92 @@ def _arrival_terms(Y, graph, lam, L):
             yield rows, q, lam / ties[rows]
 
 
-def _finite_mu(graph, lam, mu, L):
+def _automorphisms(graph):
+    """All automorphisms of the graph, as permutations of the positions
+    (brute force over the n! <= 120 permutations)."""
     n = graph.n
-    Y, w = _grid(n, L)
-    N = Y.shape[0]
+    E = {(u, int(v)) for u in range(n) for v in graph.neighbors(u)}
+    auts = [p for p in permutations(range(n))
+            if all((p[u], p[v]) in E for u, v in E)]
+    return np.array(auts, dtype=np.int64).reshape(len(auts), n)
+
+
+def _finite_mu(graph, lam, mu, L):
+    """Chain of queue lengths by position, lumped by the automorphisms of
+    the graph.
+
+    The generator commutes with relabelling the positions by an
+    automorphism (arrivals, departures and the uniform resampling are all
+    invariant), so the partition of the states into orbits is (strongly)
+    lumpable and the stationary law is constant on each orbit.  We solve
+    the lumped chain and spread each orbit's mass uniformly over it.
+    """
+    n = graph.n
+    N = (L + 1) ** n
     if N > MAX_STATES:
         raise ValueError(f"levels too large for n={n}: (levels+1)^n = {N} "
                          f"> {MAX_STATES} states")
+    Y, w = _grid(n, L)
+    # state code = row index of the grid; orbit representative = min code
+    mincode = np.full(N, N, dtype=np.int64)
+    for g in _automorphisms(graph):
+        np.minimum(mincode, Y[:, g] @ w, out=mincode)
+    rep, inv = np.unique(mincode, return_inverse=True)   # rep[0] = 0: empty
+    C = rep.size
+    csize = np.bincount(inv, minlength=C).astype(float)
+    Yr = Y[rep]
     rr, cc, vv = [], [], []
-    out = np.zeros(N)
-    block = np.zeros(N)          # blocked arrival rate in each state
-    resp = np.zeros(N)           # sum over accepted arrivals of rate*(k+1)
-    for rows, q, rate in _arrival_terms(Y, graph, lam, L):
-        k = Y[rows, q]
+    out = np.zeros(C)
+    block = np.zeros(C)          # blocked arrival rate in each state
+    resp = np.zeros(C)           # sum over accepted arrivals of rate*(k+1)
+    for rows, q, rate in _arrival_terms(Yr, graph, lam, L):
+        k = Yr[rows, q]
         ok = k < L
         r_ok = rows[ok]
         rr.append(r_ok)
-        cc.append(r_ok + w[q])
+        cc.append(inv[rep[r_ok] + w[q]])
         vv.append(rate[ok])
         np.add.at(out, r_ok, rate[ok])
         np.add.at(block, rows[~ok], rate[~ok])
         np.add.at(resp, r_ok, rate[ok] * (k[ok] + 1))
     for p in range(n):
-        rows = np.nonzero(Y[:, p] > 0)[0]
+        rows = np.nonzero(Yr[:, p] > 0)[0]
         rr.append(rows)
-        cc.append(rows - w[p])
+        cc.append(inv[rep[rows] - w[p]])
         vv.append(np.ones(rows.size))
         out[rows] += 1.0
-    rows = np.concatenate(rr)
-    cols = np.concatenate(cc)
-    vals = np.concatenate(vv)
+    ar = np.arange(C)
+    rows = np.concatenate(rr + [ar])
+    cols = np.concatenate(cc + [ar])
+    vals = np.concatenate(vv + [-(out + mu)])
+    size = C
     if mu > 0:
-        # multiset of each state (sorted vector) -> index; orbit sizes
-        S = np.sort(Y, axis=1)
-        mcode = S @ w
-        uniq, mid = np.unique(mcode, return_inverse=True)
-        M = uniq.size
-        orbit = np.bincount(mid, minlength=M).astype(float)
-        # x = [pi, v]; x G = 0 with
-        # G = [[Q0 - (out + mu) I, -B], [mu A, I]],  v = pi B (multiset law)
-        ar = np.arange(N)
-        rows = np.concatenate([rows, ar, ar, N + mid, N + np.arange(M)])
-        cols = np.concatenate([cols, ar, N + mid, ar, N + np.arange(M)])
-        vals = np.concatenate([vals, -(out + mu), -np.ones(N),
-                               mu / orbit[mid], np.ones(M)])
-        size = N + M
-    else:
-        ar = np.arange(N)
-        rows = np.concatenate([rows, ar])
-        cols = np.concatenate([cols, ar])
-        vals = np.concatenate([vals, -out])
-        size = N
-    x = _solve_left(rows, cols, vals, size, N)
-    return Y, x[:N], block, resp, size
+        # x = [pi_hat, v], v(m) = mass of the multiset m; from v(m) the
+        # resampling spreads rate mu uniformly over the grid states of m,
+        # i.e. mu |c| / |m| to each orbit c inside m
+        mcode = np.sort(Yr, axis=1) @ w
+        _, mid = np.unique(mcode, return_inverse=True)
+        M = int(mid.max()) + 1
+        msize = np.bincount(mid, weights=csize, minlength=M)
+        rows = np.concatenate([rows, ar, C + mid, C + np.arange(M)])
+        cols = np.concatenate([cols, C + mid, ar, C + np.arange(M)])
+        vals = np.concatenate([vals, -np.ones(C), mu * csize / msize[mid],
+                               np.ones(M)])
+        size = C + M
+    x = _solve_left(rows, cols, vals, size, C)
+    pi = x[:C][inv] / csize[inv]
+    return Y, pi, block[inv], resp[inv], size
 
 
 def _infinite_mu(graph, lam, L):
     n = graph.n
     # all non-decreasing vectors in {0..L}^n, as rows
     from itertools import combinations_with_replacement
-    S = np.array(list(combinations_with_replacement(range(L + 1), n)),
-                 dtype=np.int64)
-    N = S.shape[0]
+    N = math.comb(L + n, n)
     if N > MAX_STATES:
         raise ValueError(f"levels too large for n={n}: {N} > {MAX_STATES}")
+    S = np.array(list(combinations_with_replacement(range(L + 1), n)),
+                 dtype=np.int64)
     base = L + 1
     w = base ** np.arange(n, dtype=np.int64)
     index = {int(c): i for i, c in enumerate(S @ w)}
@@ -304,12 +343,61 @@ def stationary(graph, lam, mu, levels):
     Notes
     -----
     Finite ``μ`` uses the chain of queue lengths by position on
-    ``{0..L}^n``; the resampling term ``μ (P_sym - I)``, ``P_sym`` the
-    average over all permutations, is written through the law of the
-    multiset (one extra unknown per multiset), which keeps the system
-    sparse.  ``μ = ∞`` uses the chain of the sorted vector.
+    ``{0..L}^n``, lumped by the automorphisms of the graph (the law is
+    constant on their orbits); the resampling term ``μ (P_sym - I)``,
+    ``P_sym`` the average over all permutations, is written through the law
+    of the multiset (one extra unknown per multiset), which keeps the system
+    sparse.  For ``μ = 0`` each connected component is solved on its own
+    (they are independent).  ``μ = ∞`` uses the chain of the sorted vector.
+    Systems above a few thousand unknowns are solved by ILU-preconditioned
+    GMRES to a relative residual of ``1e-13``.
     """
     lam, mu, L = _check(graph, lam, mu, levels)
+    n = graph.n
+    if mu == 0:
+        # a static graph's components are independent chains: solve each
+        ncomp, label = connected_components(
+            sp.csr_matrix((np.ones(graph.indices.size), graph.indices,
+                           graph.indptr), shape=(n, n)), directed=False)
+        parts = [np.nonzero(label == c)[0] for c in range(ncomp)]
+    else:
+        parts = [np.arange(n)]
+    marg = np.zeros((n, L + 1))
+    blocked = resp = tasks = 0.0
+    size = 0
+    free = 1.0                  # P(no queue at the truncation level)
+    for pos in parts:
+        sub = graph if len(parts) == 1 else _subgraph(graph, pos)
+        m, bl, rs, tk, tr, sz = _solve_one(sub, lam, mu, L)
+        marg[pos] = m
+        blocked += bl
+        resp += rs
+        tasks += tk
+        free *= 1.0 - tr
+        size += sz
+    tail = np.cumsum(marg[:, ::-1], axis=1)[:, ::-1]       # P(Y_p >= i)
+    occ = tail.mean(axis=0)
+    occ[0] = 1.0
+    acc = lam * n - blocked
+    return ExactResult(occupancy=occ, mean_response_time=float(resp / acc),
+                       little_response_time=float(tasks / acc),
+                       blocking_probability=float(blocked / (lam * n)),
+                       truncated_mass=float(1.0 - free),
+                       n_states=int(size), marginals=marg, n=n, lam=lam,
+                       mu=mu, levels=L)
+
+
+def _subgraph(graph, pos):
+    """The subgraph induced on the positions ``pos``, relabelled 0..k-1."""
+    new = {int(p): k for k, p in enumerate(pos)}
+    edges = [(new[int(p)], new[int(q)]) for p in pos
+             for q in graph.neighbors(p) if p < q]
+    return from_edges(len(pos), edges)
+
+
+def _solve_one(graph, lam, mu, L):
+    """Marginals, blocked arrival rate, sum of rate*(k+1) over accepted
+    arrivals, mean number of tasks, truncated mass, number of unknowns."""
     n = graph.n
     if math.isinf(mu):
         Y, pi, block, resp, size = _infinite_mu(graph, lam, L)
@@ -324,16 +412,6 @@ def stationary(graph, lam, mu, levels):
         marg[p] = np.bincount(Y[:, p], weights=pi, minlength=L + 1)
     if math.isinf(mu):
         marg[:] = marg.mean(axis=0)
-    tail = np.cumsum(marg[:, ::-1], axis=1)[:, ::-1]       # P(Y_p >= i)
-    occ = tail.mean(axis=0)
-    occ[0] = 1.0
-    acc = lam * n - pi @ block
-    b = (pi @ block) / (lam * n)
-    R = (pi @ resp) / acc
-    R_little = (pi @ Y.sum(axis=1)) / acc
     trunc = float(pi[Y.max(axis=1) == L].sum())
-    return ExactResult(occupancy=occ, mean_response_time=float(R),
-                       little_response_time=float(R_little),
-                       blocking_probability=float(b), truncated_mass=trunc,
-                       n_states=int(size), marginals=marg, n=n, lam=lam,
-                       mu=mu, levels=L)
+    return (marg, float(pi @ block), float(pi @ resp),
+            float(pi @ Y.sum(axis=1)), trunc, size)
