@@ -79,24 +79,43 @@ def _uniform(rs):
     return float(_next(rs) >> _U11) * _TWO53
 
 
+@numba.njit(cache=True, inline="always")
+def _step(s0, s1, s2, s3):
+    """xoshiro256++ on a state held in local variables (registers): returns
+    (uniform double in [0, 1) with 53 bits, new state).  Same stream as
+    :func:`_next`; the kernel uses this form because an array state would
+    be reloaded and stored around every write to another array."""
+    x = s0 + s3
+    res = ((x << _U23) | (x >> _U41)) + s0
+    t = s1 << _U17
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << _U45) | (s3 >> _U19)
+    return float(res >> _U11) * _TWO53, s0, s1, s2, s3
+
+
 # ---------------------------------------------------------- the kernel ----
 # integer state st[...]
 _EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED = range(10)
 _NST = 10
 
 
-@numba.njit(cache=True)
-def _lookup(w, epoch, P, A, kc, n, rs):
+@numba.njit(cache=True, inline="always")
+def _lookup(w, epoch, P, A, kc, n, s0, s1, s2, s3):
     """Server at position ``w`` under the current epoch's permutation.
 
     ``P[w] = (stamp, server)`` caches positions already drawn this epoch; the
     first look at ``w`` draws its server uniformly from those not yet used
     (sparse Fisher–Yates on ``A``, entries stamped with the epoch; unstamped
-    entries mean the identity).  Returns (server, new kc).
+    entries mean the identity).  Returns (server, new kc, new PRNG state).
     """
     if P[w, 0] == epoch:
-        return P[w, 1], kc
-    j = kc + np.int64(_uniform(rs) * (n - kc))
+        return P[w, 1], kc, s0, s1, s2, s3
+    u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+    j = kc + np.int64(u * (n - kc))
     if j >= n:  # floating-point guard, probability ~2**-53
         j = n - 1
     ak = A[kc, 1] if A[kc, 0] == epoch else kc
@@ -107,7 +126,7 @@ def _lookup(w, epoch, P, A, kc, n, rs):
     A[j, 1] = ak
     P[w, 0] = epoch
     P[w, 1] = aj
-    return aj, kc + 1
+    return aj, kc + 1, s0, s1, s2, s3
 
 
 @numba.njit(cache=True, nogil=True)
@@ -133,12 +152,17 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     batch = st[_BATCH]
     irec = st[_IREC]
     t = fs[0]
+    s0 = rs[0]
+    s1 = rs[1]
+    s2 = rs[2]
+    s3 = rs[3]
     lamn = lam * n
     inv_lam = 1.0 / lam
     blen = (t_end - burn_in) / nbatch
     murate = 0.0 if mu_inf else mu
     if st[_STARTED] == 0:
-        fs[1] = t - math.log(1.0 - _uniform(rs)) / (lamn + nb + murate)
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        fs[1] = t - math.log(1.0 - u) / (lamn + nb + murate)
         st[_STARTED] = 1
     tnext = fs[1]
     # row of integ/rsum/rcnt that the current time belongs to; row nbatch
@@ -174,7 +198,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             break
         t = tnext
         events += 1
-        u = _uniform(rs) * (lamn + nb + murate)
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        u *= lamn + nb + murate
         if u < lamn:
             # arrival at a uniform position v (u / lam is uniform on [0, n))
             v = np.int64(u * inv_lam)
@@ -187,7 +212,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if epoch == 0:
                 s = v
             else:
-                s, kc = _lookup(v, epoch, P, A, kc, n, rs)
+                s, kc, s0, s1, s2, s3 = _lookup(v, epoch, P, A, kc, n,
+                                                s0, s1, s2, s3)
             bx = X[s]
             cand[0] = s
             nt = 1
@@ -196,7 +222,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 if epoch == 0:
                     s = w
                 else:
-                    s, kc = _lookup(w, epoch, P, A, kc, n, rs)
+                    s, kc, s0, s1, s2, s3 = _lookup(w, epoch, P, A, kc, n,
+                                                    s0, s1, s2, s3)
                 x = X[s]
                 if x < bx:
                     bx = x
@@ -208,7 +235,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if nt == 1:
                 s = cand[0]
             else:
-                k = np.int64(_uniform(rs) * nt)
+                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+                k = np.int64(u * nt)
                 if k >= nt:
                     k = nt - 1
                 s = cand[k]
@@ -245,11 +273,16 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             epoch += 1
             kc = 0
             resamples += 1
-        tnext = t - math.log(1.0 - _uniform(rs)) / (lamn + nb + murate)
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        tnext = t - math.log(1.0 - u) / (lamn + nb + murate)
         if code:
             break
     fs[0] = t
     fs[1] = tnext
+    rs[0] = s0
+    rs[1] = s1
+    rs[2] = s2
+    rs[3] = s3
     st[_EPOCH] = epoch
     st[_KC] = kc
     st[_NB] = nb

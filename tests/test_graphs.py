@@ -53,3 +53,39 @@ def test_networkx_roundtrip():
     G = g.ring(7)
     H = g.from_networkx(G.to_networkx())
     assert np.array_equal(G.indices, H.indices)
+
+
+def test_graph_constructor_rejects_bad_csr():
+    ok_ptr = np.array([0, 1, 2])
+    with pytest.raises(ValueError, match="self-loops"):
+        g.Graph(2, ok_ptr, np.array([0, 1]))
+    with pytest.raises(ValueError, match="out of range"):
+        g.Graph(2, ok_ptr, np.array([1, 2]))
+    with pytest.raises(ValueError, match="out of range"):
+        g.Graph(2, ok_ptr, np.array([-1, 0]))
+    with pytest.raises(ValueError, match="symmetric"):
+        g.Graph(3, np.array([0, 1, 1, 1]), np.array([1]))
+    with pytest.raises(ValueError, match="multi-edges"):
+        g.Graph(2, np.array([0, 2, 4]), np.array([1, 1, 0, 0]))
+    with pytest.raises(ValueError, match="indptr"):
+        g.Graph(2, np.array([0, 1]), np.array([1]))
+    with pytest.raises(ValueError, match="indptr"):
+        g.Graph(2, np.array([0, 2, 1]), np.array([1]))
+    with pytest.raises(ValueError, match="out of range"):
+        g.from_edges(3, [(0, 3)])
+    with pytest.raises(ValueError, match="duplicate"):
+        g.from_edges(3, [(0, 1), (1, 0)])
+
+
+def test_graph_is_immutable():
+    G = g.ring(5)
+    with pytest.raises(ValueError):
+        G.indices[0] = 3
+    with pytest.raises(AttributeError):
+        G.n = 4
+
+
+def test_simulate_rejects_non_graphs():
+    from qlib.simulate import simulate
+    with pytest.raises(TypeError, match="graph"):
+        simulate(np.zeros((3, 3)), 0.5, t_end=1.0)
