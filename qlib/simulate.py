@@ -9,11 +9,13 @@ permutation, redrawn uniformly at the epochs of a Poisson process of total
 rate ``mu`` (``mu = 0``: static graph; ``mu = inf``: a fresh permutation
 before every arrival).  At time 0 server ``s`` sits at position ``s``.
 
-Implementation (all O(1) per event, memory O(n)):
+Implementation (all O(1) per event, memory 24 bytes per server):
 
 * the permutation of the current epoch is materialised lazily, one position
   at a time, only where an arrival looks: a sparse Fisher–Yates shuffle whose
-  entries are stamped with the epoch number, so a resampling is ``epoch += 1``;
+  entries are stamped with the epoch number, so a resampling is ``epoch += 1``
+  (stamp and server packed in one int64; the stamps are cleared, O(n), once
+  every 2**31 epochs);
 * departures pick a uniform busy server from an array of busy servers
   (swap-with-last removal);
 * ``Q[i]`` = number of servers with at least ``i`` tasks; its time integral is
@@ -103,36 +105,43 @@ _EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED = range(10)
 _NST = 10
 
 
+_LOW = np.int64(0xFFFFFFFF)
+_HI = np.int64(32)
+EPOCH_MAX = 2**31 - 1  # stamps live in the high 32 bits of P and A
+
+
 @numba.njit(cache=True, inline="always")
 def _lookup(w, epoch, P, A, kc, n, s0, s1, s2, s3):
     """Server at position ``w`` under the current epoch's permutation.
 
-    ``P[w] = (stamp, server)`` caches positions already drawn this epoch; the
-    first look at ``w`` draws its server uniformly from those not yet used
-    (sparse Fisher–Yates on ``A``, entries stamped with the epoch; unstamped
-    entries mean the identity).  Returns (server, new kc, new PRNG state).
+    ``P[w] = stamp << 32 | server`` caches positions already drawn this
+    epoch; the first look at ``w`` draws its server uniformly from those not
+    yet used (sparse Fisher–Yates on ``A``, entries stamped with the epoch;
+    unstamped entries mean the identity).  Returns (server, new kc, new
+    PRNG state).
     """
-    if P[w, 0] == epoch:
-        return P[w, 1], kc, s0, s1, s2, s3
+    pw = P[w]
+    if (pw >> _HI) == epoch:
+        return pw & _LOW, kc, s0, s1, s2, s3
     u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
     j = kc + np.int64(u * (n - kc))
     if j >= n:  # floating-point guard, probability ~2**-53
         j = n - 1
-    ak = A[kc, 1] if A[kc, 0] == epoch else kc
-    aj = A[j, 1] if A[j, 0] == epoch else j
+    a = A[kc]
+    ak = a & _LOW if (a >> _HI) == epoch else kc
+    a = A[j]
+    aj = a & _LOW if (a >> _HI) == epoch else j
     # slot kc is used up for this epoch (later draws are from kc+1..n-1), so
     # only slot j needs to be written
-    A[j, 0] = epoch
-    A[j, 1] = ak
-    P[w, 0] = epoch
-    P[w, 1] = aj
+    A[j] = (epoch << _HI) | ak
+    P[w] = (epoch << _HI) | aj
     return aj, kc + 1, s0, s1, s2, s3
 
 
 @numba.njit(cache=True, nogil=True)
 def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             slice_end, rec_dt, nrec, X, B, Q, P, A, rs, integ, last, rsum,
-            rcnt, paths, cand, fs, st):
+            rcnt, paths, cand, fs, st, epoch_max):
     """Advance the simulation to ``slice_end`` (<= t_end).
 
     Returns 0 when ``slice_end`` is reached, 1 when a queue has reached the
@@ -209,6 +218,10 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 epoch += 1
                 kc = 0
                 resamples += 1
+                if epoch > epoch_max:  # stamps would overflow: start afresh
+                    P[:] = -1
+                    A[:] = -1
+                    epoch = 1
             if epoch == 0:
                 s = v
             else:
@@ -273,6 +286,10 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             epoch += 1
             kc = 0
             resamples += 1
+            if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                P[:] = -1
+                A[:] = -1
+                epoch = 1
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         tnext = t - math.log(1.0 - u) / (lamn + nb + murate)
         if code:
@@ -375,6 +392,8 @@ def _initial(initial, n):
                              f"got {a.shape[0]}")
         if np.any(a < 0):
             raise ValueError("initial: queue lengths must be >= 0")
+        if np.any(a >= 2**30):
+            raise ValueError("initial: queue lengths must be < 2**30")
         return a.astype(np.int64).copy()
     q = a.astype(float)
     if (q.size == 0 or not np.all(np.isfinite(q)) or not np.isclose(q[0], 1)
@@ -409,8 +428,8 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches):
     if not isinstance(graph, Graph):
         raise TypeError("graph must be a qlib.graphs.Graph, "
                         f"got {type(graph).__name__}")
-    if graph.n < 1:
-        raise ValueError("graph must have n >= 1 vertices")
+    if not 1 <= graph.n < 2**31:
+        raise ValueError(f"graph must have 1 <= n < 2**31 vertices, got {graph.n}")
     try:
         lam = float(lam)
         mu = float(mu)
@@ -522,11 +541,14 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     maxdeg = int(np.diff(indptr).max()) if n else 0
 
     Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
-    B = np.empty(n, np.int64)
+    # 24 bytes per server: queue lengths and busy list in int32, the lazy
+    # permutation's (stamp, server) pairs packed into one int64 each
+    B = np.empty(n, np.int32)
     busy = np.nonzero(X > 0)[0]
     B[:busy.size] = busy
-    P = np.full((n, 2), -1, np.int64)
-    A = np.full((n, 2), -1, np.int64)
+    X = X.astype(np.int32)
+    P = np.full(n, -1, np.int64)
+    A = np.full(n, -1, np.int64)
     integ = np.zeros((batches + 1, K + 1))
     last = np.zeros(K + 1)
     rsum = np.zeros(batches + 1)
@@ -553,7 +575,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                 code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
                                burn_in, batches, slice_end, record_dt, nrec,
                                X, B, Q, P, A, rs, integ, last, rsum, rcnt,
-                               paths, cand, fs, st)
+                               paths, cand, fs, st, EPOCH_MAX)
                 if code == 0:
                     break
                 K = 2 * K  # a queue reached the top level: track more
@@ -590,7 +612,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
         resamples=int(st[_RES]), arrivals=int(st[_ARR]),
-        departures=int(st[_DEP]), final_queues=X, wall_time=wall,
+        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in,
         batch_occupancy=occ_b, batch_response_time=rb, levels=K,
         batches=batches)

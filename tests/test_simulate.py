@@ -1,7 +1,13 @@
+import math
+import warnings
+
 import numpy as np
 import pytest
+from scipy import stats
+
+from qlib import exact
 from qlib import graphs as g
-from qlib.simulate import simulate
+from qlib.simulate import replicate, simulate
 
 
 def test_determinism():
@@ -58,14 +64,6 @@ def test_initial_occupancy():
 # ---------------------------------------------------------------------------
 # determinism, level growth, tie-breaking, estimators, validation, exactness
 # ---------------------------------------------------------------------------
-import math
-import warnings
-
-from scipy import stats
-
-from qlib import exact
-from qlib.simulate import replicate
-
 STAR4 = g.from_edges(4, [(0, 1), (0, 2), (0, 3)])
 
 
@@ -286,3 +284,18 @@ def test_transient_lam_above_one_runs():
         warnings.simplefilter("ignore", RuntimeWarning)
         r = simulate(g.ring(50), 1.5, 1.0, t_end=5, seed=0)
     assert r.arrivals - r.departures == r.final_queues.sum()
+
+
+@pytest.mark.parametrize("mu", [50.0, np.inf])
+def test_epoch_stamp_wraparound(monkeypatch, mu):
+    # the permutation stamps are 32-bit; after EPOCH_MAX epochs the stamp
+    # arrays are cleared and counting restarts.  Forcing that every 7 epochs
+    # must not change the run (it uses no random numbers).
+    import sys
+    mod = sys.modules["qlib.simulate"]
+    kw = dict(t_end=20.0, seed=5)
+    a = simulate(g.ring(100), 0.9, mu, **kw)
+    monkeypatch.setattr(mod, "EPOCH_MAX", 7)
+    b = simulate(g.ring(100), 0.9, mu, **kw)
+    assert a.resamples > 100
+    _same(a, b)
