@@ -92,6 +92,16 @@ def _seed32(seed):
     return int(ss.generate_state(1)[0]), ss.entropy
 
 
+def _seed_record(seed, entropy):
+    """What the result records as its seed: the int given, else the entropy
+    of the SeedSequence (an int, or a tuple of ints for a list entropy)."""
+    if isinstance(seed, numbers.Integral):
+        return int(seed)
+    if isinstance(entropy, numbers.Integral):
+        return int(entropy)
+    return tuple(int(e) for e in entropy)
+
+
 # ---------------------------------------------------------------- simulation
 
 @numba.njit(cache=True)
@@ -241,7 +251,7 @@ class JSQResult:
     events: int
     arrivals: int
     wall_time: float
-    seed: int
+    seed: object
 
 
 def _mean_se(x):
@@ -352,7 +362,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         t_q3_zero=float(t3) if t3 >= 0 else float("nan"),
         final=Q[1:levels + 1][Q[1:levels + 1] > 0].copy(),
         events=int(events), arrivals=int(arrivals), wall_time=wall,
-        seed=int(entropy) if not isinstance(seed, numbers.Integral) else int(seed))
+        seed=_seed_record(seed, entropy))
 
 
 # ---------------------------------------------------------------- diffusion
@@ -422,7 +432,7 @@ class OUResult:
     mean_x1_se: float
     mean_x2: float
     mean_x2_se: float
-    seed: int
+    seed: object
 
 
 def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
@@ -505,7 +515,7 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
         x1=path[:, 0].copy() if nrec else None, x2=path[:, 1].copy() if nrec else None,
         u=path[:, 2].copy() if nrec else None,
         mean_x1=m1[0], mean_x1_se=m1[1], mean_x2=m2[0], mean_x2_se=m2[1],
-        seed=int(entropy) if not isinstance(seed, numbers.Integral) else int(seed))
+        seed=_seed_record(seed, entropy))
 
 
 def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings=2):
@@ -544,12 +554,15 @@ def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings
 class StationaryJSQ:
     """Result of :func:`stationary_jsq`.
 
-    ``states``: the truncated state space, rows ``(Q_1, …, Q_L)``; ``pi``
-    its stationary law.  ``truncated_mass``: the stationary mass of the
-    states where a transition of the true chain was cut (the truncation
-    boundary).  ``balance_bound``: ``λ_n b + a·π(Q_1 = a)``, the bound from
-    rate balance on ``|E[n − Q_1] − β√n|`` (``b`` = blocked fraction of
-    arrivals, ``a`` = lowest ``Q_1`` kept).
+    ``states``: the truncated state space as occupancy rows
+    ``(Q_1, …, Q_L)``; ``pi`` its stationary law.  ``truncated_mass``: the
+    stationary mass of the states at which a transition of the true chain was
+    cut (the truncation boundary); ``faces`` splits it by the kind of cut.
+    ``balance_gap = E[n − Q_1] − β√n`` and ``balance_bound``: in the truncated
+    chain rate balance for the number of tasks gives exactly
+    ``balance_gap = λ_n b − d`` (``b`` = blocked fraction of arrivals,
+    ``d`` = rate of cut departures), so ``|balance_gap| ≤ balance_bound =
+    λ_n b + d``.
     """
 
     n: int
@@ -560,94 +573,171 @@ class StationaryJSQ:
     mean_q2: float
     mean_q3: float
     truncated_mass: float
+    faces: dict
+    blocked: float
+    cut_departures: float
+    balance_gap: float
     balance_bound: float
     levels: int
     q1_min: int
+    n_max: int
+    spread: int
     caps: tuple
     states: np.ndarray
     pi: np.ndarray
     wall_time: float
 
 
-def _enumerate(n, a, caps):
-    """All (Q_1..Q_L) with a <= Q_1 <= n, Q_i <= min(Q_{i-1}, caps[i-2])."""
-    cols = [np.arange(a, n + 1, dtype=np.int64)]
-    for c in caps:
-        prev = cols[-1]
-        hi = np.minimum(prev, c)
-        cnt = hi + 1
-        rep = np.repeat(np.arange(prev.size), cnt)
-        start = np.cumsum(cnt) - cnt
-        new = np.arange(rep.size, dtype=np.int64) - np.repeat(start, cnt)
-        cols = [col[rep] for col in cols] + [new]
-    return np.column_stack(cols)
+def _window_states(n, a, n_max, d, caps):
+    """States ``(s, p_1..p_d)``: ``Q_i = n`` for ``i <= s``, ``Q_{s+j} = p_j``.
+
+    ``n − 1 >= p_1 >= … >= p_d >= 0``; ``p_1 >= a`` when ``s = 0``; total
+    ``N = s n + Σ p <= n_max``; ``p_j <= caps[j]`` for the positions ``j``
+    beyond the first two non-full levels (``j >= 2`` if ``s >= 1``,
+    ``j >= 3`` if ``s = 0``).
+    """
+    blocks = []
+    for s in range(n_max // n + 1):
+        rest = n_max - s * n
+        lo = a if s == 0 else 0
+        if lo > min(n - 1, rest):
+            continue
+        cols = [np.arange(lo, min(n - 1, rest) + 1, dtype=np.int64)]
+        tot = cols[0].copy()
+        for j in range(2, d + 1):
+            prev = cols[-1]
+            hi = np.minimum(prev, rest - tot)
+            if j >= (2 if s >= 1 else 3):
+                hi = np.minimum(hi, caps[j])
+            hi = np.maximum(hi, -1)
+            cnt = hi + 1
+            rep = np.repeat(np.arange(prev.size), cnt)
+            start = np.cumsum(cnt) - cnt
+            new = np.arange(rep.size, dtype=np.int64) - np.repeat(start, cnt)
+            cols = [col[rep] for col in cols] + [new]
+            tot = tot[rep] + new
+        blocks.append(np.column_stack([np.full(cols[0].size, s, np.int64)] + cols))
+    return np.concatenate(blocks)
 
 
-def _solve_truncated(n, lam, a, caps):
-    S = _enumerate(n, a, caps)
-    m, L = S.shape
+def _solve_window(n, lam, a, n_max, d, caps):
+    W = _window_states(n, a, n_max, d, caps)
+    m = W.shape[0]
     base = n + 1
-    key = np.zeros(m, np.int64)
-    for j in range(L):
-        key = key * base + S[:, j]
+    if (n_max // n + 1) * float(base) ** d > 2.0 ** 62:
+        raise RuntimeError("state keys overflow int64; lower n or the spread")
+    w = base ** np.arange(d, -1, -1, dtype=np.int64)
+    key = W @ w
     order = np.argsort(key)
     skey = key[order]
 
-    def index(T):
-        k = np.zeros(T.shape[0], np.int64)
-        for j in range(L):
-            k = k * base + T[:, j]
-        return order[np.searchsorted(skey, k)]
+    def lookup(T):
+        k = T @ w
+        pos = np.minimum(np.searchsorted(skey, k), m - 1)
+        found = skey[pos] == k
+        return order[pos], found
 
+    s = W[:, 0]
+    P = W[:, 1:]
+    Px = np.column_stack([P, np.zeros(m, np.int64)])
     rows, cols, vals = [], [], []
-    cut = np.zeros(m, bool)
-    # arrivals: increment level s+1, s = number of full levels
-    s = (S == n).sum(axis=1)
-    capv = np.array([n] + list(caps) + [0], np.int64)  # cap of level 1..L+1
-    Sx = np.column_stack([S, np.zeros(m, np.int64)])
-    ok = Sx[np.arange(m), s] + 1 <= capv[s]
-    cut |= ~ok
-    blocked_arr = ~ok
-    idx = np.nonzero(ok)[0]
-    T = S[idx].copy()
-    T[np.arange(idx.size), s[idx]] += 1
-    rows.append(idx); cols.append(index(T)); vals.append(np.full(idx.size, lam))
-    # departures from a queue of length exactly i: rate Q_i - Q_{i+1}
-    for i in range(L):
-        r = Sx[:, i] - Sx[:, i + 1]
-        okd = r > 0
-        if i == 0:
-            low = okd & (S[:, 0] - 1 < a)
-            cut |= low
-            okd &= ~low
-        idx = np.nonzero(okd)[0]
-        T = S[idx].copy()
-        T[:, i] -= 1
-        rows.append(idx); cols.append(index(T)); vals.append(r[idx].astype(float))
+    cutrate = {"n_max": np.zeros(m), "q1_min": np.zeros(m), "spread": np.zeros(m),
+               "caps": np.zeros(m)}
+
+    def add(idx, T, rate, flag, name):
+        """Transitions idx -> T; a missing target is a cut, of kind ``name``
+        where ``flag`` holds and of kind "caps" elsewhere."""
+        j, ok = lookup(T)
+        ok &= ~flag  # a flagged transition leaves the set even if T is in it
+        rows.append(idx[ok]); cols.append(j[ok]); vals.append(rate[ok])
+        bad = ~ok
+        np.add.at(cutrate[name], idx[bad & flag], rate[bad & flag])
+        np.add.at(cutrate["caps"], idx[bad & ~flag], rate[bad & ~flag])
+
+    # arrival: p_1 + 1; completing level s+1 shifts the window up
+    idx = np.arange(m)
+    T = W.copy()
+    T[:, 1] += 1
+    full = T[:, 1] == n
+    T[full] = np.column_stack([s[full] + 1, P[full, 1:], np.zeros(full.sum(), np.int64)])
+    tot = s * n + P.sum(axis=1)
+    add(idx, T, np.full(m, lam), tot + 1 > n_max, "n_max")
+    # departure at level s >= 1 (a shortest queue): rate n − p_1; shifts down
+    # (the target can lie outside the set: a queue of length s + d exists and
+    # the spread would become d + 1, or a level would pass its cap.  Then the
+    # departure is redirected to a longest queue, which keeps every departure
+    # rate, hence rate balance, exact; the redirected flux is the truncation
+    # error there, counted on the faces "spread" and "caps")
+    idx = np.nonzero(s >= 1)[0]
+    T = np.column_stack([s[idx] - 1, np.full(idx.size, n - 1, np.int64), P[idx, :d - 1]])
+    tj, found = lookup(T)
+    wide = P[idx, d - 1] > 0
+    go = found & ~wide
+    rate = (n - P[idx, 0]).astype(float)
+    rows.append(idx[go]); cols.append(tj[go]); vals.append(rate[go])
+    red = idx[~go]
+    top = (P[red] > 0).sum(axis=1)  # the last non-zero position (non-increasing p)
+    T = W[red].copy()
+    T[np.arange(red.size), top] -= 1
+    tj, found = lookup(T)
+    assert found.all() and (top > 0).all()
+    rows.append(red); cols.append(tj); vals.append(rate[~go])
+    cutrate["spread"][idx[wide]] += rate[wide]
+    cutrate["redirect_caps"] = np.zeros(m)
+    cutrate["redirect_caps"][idx[~go & ~wide]] += rate[~go & ~wide]
+    # departure from a queue of length s + j: rate p_j − p_{j+1}
+    for j in range(d):
+        r = Px[:, j] - Px[:, j + 1]
+        idx = np.nonzero(r > 0)[0]
+        T = W[idx].copy()
+        T[:, j + 1] -= 1
+        low = (s[idx] == 0) & (j == 0) & (T[:, 1] < a)
+        add(idx, T, r[idx].astype(float), low, "q1_min")
     rows = np.concatenate(rows); cols = np.concatenate(cols); vals = np.concatenate(vals)
     A = sp.csr_matrix((vals, (rows, cols)), shape=(m, m))
     out = np.asarray(A.sum(axis=1)).ravel()
-    G = (A - sp.diags(out)).T.tocsc()  # π G^T... columns: G[:, j] = flow into j
-    # fix π at the state with Q_1 = n, Q_2 = 0 (high mass) and drop its equation
-    j0 = int(index(np.array([[n] + [0] * (L - 1)]))[0])
+    G = (A - sp.diags(out)).T.tocsc()  # column i: the flows out of state i
+    # fix π at the most likely state (Q_1 = n − ⌈β√n⌉ ≈ n + E[X_1]√n) and
+    # drop its balance equation
+    j0 = int(np.argmin(np.abs(s * n + P[:, 0] - lam) + 2 * n * P[:, 1:].sum(axis=1)))
     keep = np.ones(m, bool); keep[j0] = False
-    M = G[keep][:, keep].tocsc()
+    Gk = G[:, keep].tocsr()
+    M = Gk[keep].tocsc()
     rhs = -np.asarray(G[keep][:, [j0]].todense()).ravel()
     lu = spla.splu(M, permc_spec="COLAMD")
     x = lu.solve(rhs)
+    for _ in range(3):  # iterative refinement: the law spans many decades
+        x += lu.solve(rhs - M @ x)
     pi = np.empty(m); pi[keep] = x; pi[j0] = 1.0
-    pi = np.maximum(pi, 0.0)  # round-off only: the true law is positive
+    pi = np.maximum(pi, 0.0)  # round-off only: the truncated law is positive
     pi /= pi.sum()
-    return S, pi, cut, blocked_arr
+    return W, pi, cutrate
 
 
-def stationary_jsq(n, beta, *, tol=1e-12, max_states=3_000_000):
+def _occupancy(W, n):
+    """Occupancy rows ``(Q_1, …, Q_L)`` of window states ``(s, p_1..p_d)``."""
+    s = W[:, 0]
+    d = W.shape[1] - 1
+    L = int(s.max()) + d
+    Q = np.zeros((W.shape[0], L), np.int64)
+    lev = np.arange(1, L + 1)
+    Q[lev[None, :] <= s[:, None]] = n
+    for j in range(1, d + 1):
+        Q[np.arange(W.shape[0]), s + j - 1] = W[:, j]
+    return Q
+
+
+def stationary_jsq(n, beta, *, tol=1e-12, max_states=2_000_000):
     """Exact stationary law of the finite-``n`` JSQ occupancy chain.
 
-    The chain ``(Q_1, …, Q_L)`` is truncated to ``Q_1 >= a``,
-    ``Q_i <= c_i`` (``i >= 2``) and ``Q_{L+1} = 0`` by cutting the transitions
-    that leave that box (blocking); the box is enlarged until the stationary
-    mass of every cut face is below ``tol``.  The balance equations are
+    The state is held as a window ``(s, p_1, …, p_d)``: ``s`` full levels
+    (``Q_i = n`` for ``i <= s``, so ``s`` is the length of a shortest queue)
+    and the ``d`` levels above them, ``Q_{s+j} = p_j < n``; JSQ keeps every
+    queue within ``d`` of the shortest one except with tiny probability.  The
+    chain is truncated to ``Q_1 >= a``, ``N = Σ Q_i <= N_max``, spread
+    ``<= d`` and caps on the levels beyond the first two, by cutting the
+    transitions that leave that set; each bound is enlarged until the
+    stationary mass of its face is below ``tol``.  The balance equations are
     solved by a sparse LU (COLAMD ordering) with one unknown fixed.
 
     Parameters
@@ -666,45 +756,67 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=3_000_000):
     StationaryJSQ
         ``p_wait = π(Q_1 = n)`` (an arrival waits iff all servers are busy;
         PASTA), ``mean_idle = E[n − Q_1]``, ``mean_q2``, ``mean_q3``.
+
+    Notes
+    -----
+    The initial bounds come from the tails: ``X_1 = (Q_1 − n)/√n`` is about
+    ``N(−β, 1)``, so ``a = n − (β + 8)√n``; while all servers are busy ``N``
+    moves up at rate ``λ_n`` and down at rate ``n``, so its excess over ``n``
+    is about geometric with ratio ``ρ = λ_n/n`` and ``N_max − n`` starts at
+    ``log(1/tol)/(−log ρ)`` plus a margin.
     """
     n = _check_n(n)
     if n < 2:
         raise ValueError(f"n must be >= 2 for stationary_jsq, got {n}")
     beta = _check_beta(beta, n)
     tol = _check_pos("tol", tol)
+    if not tol < 1:
+        raise ValueError(f"tol must be in (0, 1), got {tol}")
     lam = n - beta * math.sqrt(n)
     sq = math.sqrt(n)
     w0 = time.perf_counter()
     a = max(0, int(n - math.ceil((beta + 8.0) * sq + 5)))
-    caps = [min(n, int(math.ceil(6.0 * sq / min(beta, 1.0) + 10)))]
+    rho = lam / n
+    n_max = n + int(math.ceil((math.log(1 / tol) + 3) / -math.log(rho))) + 5
+    d = 2
+    caps = {j: min(n - 1, int(math.ceil(2 * sq + 5)) if j == 2 else 6) for j in range(2, 12)}
     while True:
-        if caps[-1] == n:
-            caps.append(min(n, 3))
-        size = _enumerate(n, a, caps).shape[0]
+        size = _window_states(n, a, n_max, d, caps).shape[0]
         if size > max_states:
-            raise RuntimeError(f"stationary_jsq needs more than max_states = {max_states} states")
-        S, pi, cut, blocked = _solve_truncated(n, lam, a, caps)
-        L = S.shape[1]
+            raise RuntimeError(f"stationary_jsq needs more than max_states = {max_states} "
+                               f"states (n = {n}, beta = {beta}, tol = {tol})")
+        W, pi, cutrate = _solve_window(n, lam, a, n_max, d, caps)
+        face = {k: float(pi[v > 0].sum()) for k, v in cutrate.items()}
         grow = False
-        if a > 0 and pi[S[:, 0] == a].sum() > tol:
+        if face["n_max"] > tol:
+            n_max = n + int(math.ceil(1.3 * (n_max - n)))
+            grow = True
+        if face["q1_min"] > tol:
             a = max(0, a - int(math.ceil(2 * sq)))
             grow = True
-        for i, c in enumerate(caps):
-            face = pi[S[:, i + 1] == c].sum()
-            if c < n and face > tol:
-                caps[i] = min(n, int(math.ceil(1.5 * c + 2)))
-                grow = True
-        if caps[-1] == n and pi[S[:, L - 1] == n].sum() > tol:
-            grow = True  # a level L+1 is needed; the loop head adds it
+        if face["caps"] + face["redirect_caps"] > tol:
+            caps = {j: min(n - 1, int(math.ceil(1.5 * c + 2))) for j, c in caps.items()}
+            grow = True
+        if face["spread"] > tol:
+            d += 1
+            grow = True
         if not grow:
             break
-    b = float(pi[blocked].sum())
-    low = float(pi[S[:, 0] == a].sum()) if a > 0 else 0.0
-    Q1 = S[:, 0]
-    q3 = S[:, 2] if L >= 3 else np.zeros_like(Q1)
+    Q = _occupancy(W, n)
+    faces = face
+    cut = np.zeros(W.shape[0], bool)
+    for v in cutrate.values():
+        cut |= v > 0
+    blocked = float(pi @ cutrate["n_max"]) / lam
+    cutdep = float(pi @ (cutrate["q1_min"] + cutrate["caps"]))
+    mean_idle = float(pi @ (n - Q[:, 0]))
+    L = Q.shape[1]
     return StationaryJSQ(
-        n=n, beta=beta, lam=lam, p_wait=float(pi[Q1 == n].sum()),
-        mean_idle=float(pi @ (n - Q1)), mean_q2=float(pi @ S[:, 1]),
-        mean_q3=float(pi @ q3), truncated_mass=float(pi[cut].sum()),
-        balance_bound=lam * b + a * low, levels=L, q1_min=a, caps=tuple(caps),
-        states=S, pi=pi, wall_time=time.perf_counter() - w0)
+        n=n, beta=beta, lam=lam, p_wait=float(pi[Q[:, 0] == n].sum()),
+        mean_idle=mean_idle, mean_q2=float(pi @ Q[:, 1]),
+        mean_q3=float(pi @ Q[:, 2]) if L >= 3 else 0.0,
+        truncated_mass=float(pi[cut].sum()), faces=faces, blocked=blocked,
+        cut_departures=cutdep, balance_gap=mean_idle - beta * sq,
+        balance_bound=lam * blocked + cutdep, levels=L, q1_min=a, n_max=n_max,
+        spread=d, caps=tuple(caps[j] for j in range(2, d + 1)),
+        states=Q, pi=pi, wall_time=time.perf_counter() - w0)

@@ -1,0 +1,212 @@
+"""Tests for qlib.heavy_traffic: JSQ on the complete graph, Halfin–Whitt regime.
+
+Statistical checks use fixed seeds and tolerances of three standard errors
+computed by the code under test (batch means over 20 batches, each batch
+much longer than the relaxation time of the chain, which is of order one:
+the OU drift of X_1 and the drain of X_2 both have rate one).  With 19
+degrees of freedom a |t| > 3 happens with probability about 0.007 per
+comparison, so the fixed-seed tests below are not tuned to pass; they would
+fail for a bias of a few standard errors.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from qlib.heavy_traffic import (ou_halving, reflected_ou, simulate_jsq,
+                                stationary_jsq)
+
+
+# ------------------------------------------------------------------ validation
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(n=0, beta=1.0), ValueError, "n"),
+    (dict(n=2.5, beta=1.0), TypeError, "n"),
+    (dict(n=True, beta=1.0), TypeError, "n"),
+    (dict(n=100, beta=0.0), ValueError, "beta"),
+    (dict(n=100, beta=-1.0), ValueError, "beta"),
+    (dict(n=100, beta=10.0), ValueError, "lam_n"),     # λ_n = 0
+    (dict(n=100, beta=float("nan")), ValueError, "beta"),
+    (dict(n=100, beta="1"), TypeError, "beta"),
+])
+def test_simulate_jsq_rejects_bad_model(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        simulate_jsq(**kwargs, t_end=1.0)
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(t_end=0.0), ValueError, "t_end"),
+    (dict(t_end=1.0, burn_in=1.0), ValueError, "t_end must be > burn_in"),
+    (dict(t_end=1.0, burn_in=2.0), ValueError, "t_end must be > burn_in"),
+    (dict(t_end=1.0, burn_in=-1.0), ValueError, "burn_in"),
+    (dict(t_end=1.0, record_dt=0.0), ValueError, "record_dt"),
+    (dict(t_end=1.0, batches=1), ValueError, "batches"),
+    (dict(t_end=1.0, seed=-1), ValueError, "seed"),
+    (dict(t_end=1.0, seed="a"), TypeError, "seed"),
+    (dict(t_end=1.0, initial=[5, 6]), ValueError, "initial"),       # increasing
+    (dict(t_end=1.0, initial=[11]), ValueError, "initial"),         # > n
+    (dict(t_end=1.0, initial=[1.5]), TypeError, "initial"),
+])
+def test_simulate_jsq_rejects_bad_run(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        simulate_jsq(10, 1.0, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(beta=0.0, x0=(0, 0), t_end=1.0, dt=0.1), ValueError, "beta"),
+    (dict(beta=1.0, x0=(0, 0), t_end=1.0, dt=0.0), ValueError, "dt"),
+    (dict(beta=1.0, x0=(0, 0), t_end=1.0, dt=-0.1), ValueError, "dt"),
+    (dict(beta=1.0, x0=(0, 0), t_end=1.0, dt=2.0), ValueError, "dt"),
+    (dict(beta=1.0, x0=(0.5, 0), t_end=1.0, dt=0.1), ValueError, "x0"),
+    (dict(beta=1.0, x0=(-1, -0.5), t_end=1.0, dt=0.1), ValueError, "x0"),
+    (dict(beta=1.0, x0=3.0, t_end=1.0, dt=0.1), TypeError, "x0"),
+    (dict(beta=1.0, x0=(0, 0), t_end=1.0, dt=0.1, burn_in=1.0), ValueError, "burn_in"),
+    (dict(beta=1.0, x0=(0, 0), t_end=1.0, dt=0.1, scheme="euler"), ValueError, "scheme"),
+])
+def test_reflected_ou_rejects_bad_input(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        reflected_ou(**kwargs)
+
+
+def test_stationary_and_halving_reject_bad_input():
+    with pytest.raises(ValueError, match="n"):
+        stationary_jsq(1, 0.5)
+    with pytest.raises(ValueError, match="beta"):
+        stationary_jsq(16, 4.0)
+    with pytest.raises(ValueError, match="tol"):
+        stationary_jsq(16, 1.0, tol=0.0)
+    with pytest.raises(ValueError, match="dt"):
+        ou_halving(1.0, 0.0, t_end=10.0, burn_in=1.0)
+    with pytest.raises(ValueError, match="halvings"):
+        ou_halving(1.0, 0.1, t_end=10.0, burn_in=1.0, halvings=0)
+
+
+# ------------------------------------------------------------------ simulation
+
+def test_simulate_jsq_is_deterministic():
+    a = simulate_jsq(50, 1.0, t_end=50.0, seed=7, record_dt=1.0)
+    b = simulate_jsq(50, 1.0, t_end=50.0, seed=7, record_dt=1.0)
+    c = simulate_jsq(50, 1.0, t_end=50.0, seed=8, record_dt=1.0)
+    assert a.events == b.events and a.mean_q2 == b.mean_q2
+    np.testing.assert_array_equal(a.x1, b.x1)
+    np.testing.assert_array_equal(a.waits, b.waits)
+    assert a.events != c.events or not np.array_equal(a.x1, c.x1)
+    ss = np.random.SeedSequence(3)
+    d = simulate_jsq(50, 1.0, t_end=10.0, seed=ss)
+    e = simulate_jsq(50, 1.0, t_end=10.0, seed=np.random.SeedSequence(3))
+    assert d.events == e.events
+
+
+def test_simulate_jsq_conserves_tasks_and_shapes():
+    n, q0 = 400, [400, 200, 60, 10]
+    r = simulate_jsq(n, 1.0, t_end=20.0, seed=1, initial=q0, record_dt=0.01)
+    departures = r.events - r.arrivals
+    assert sum(q0) + r.arrivals - departures == r.final.sum()
+    f = r.final
+    assert np.all(np.diff(f) <= 0) and f[0] <= n and np.all(f > 0)
+    # the recorded paths start at the initial state and stay in the domain
+    s = math.sqrt(n)
+    assert r.x1[0] == 0.0 and r.x2[0] == 200 / s and r.x3[0] == 60 / s
+    assert np.all(r.x1 <= 0) and np.all(r.x2 >= 0) and np.all(r.x3 >= 0)
+    assert np.all(np.diff(r.cum_wait_path) >= -1e-9)
+    assert r.times.size == 2001 and r.times[-1] == pytest.approx(20.0)
+    # Q_3 started positive; it drained at a recorded finite time
+    assert 0 < r.t_q3_zero < 20.0 and np.all(r.x3[r.times > r.t_q3_zero + 1e-9] == 0)
+    assert r.cumulative_wait >= r.cum_wait_path[-1] - 1e-9
+
+
+def test_waits_match_mm1():
+    # n = 1 is the M/M/1 queue with ρ = 1 − β: an arrival waits with
+    # probability ρ, and a task that waits does so for Exp(1 − ρ) = Exp(β)
+    # (mean 1/β); the sampled waits, Gamma(k, 1) given k tasks ahead, must
+    # reproduce it.  Waits are in arrival order, so groups of consecutive
+    # waits (~1000 time units each, against a relaxation time of ~12) give
+    # nearly independent means for the standard error.
+    beta = 0.5
+    r = simulate_jsq(1, beta, t_end=40_000.0, burn_in=100.0, seed=9)
+    groups = np.array_split(r.waits, 20)
+    means = np.array([g.mean() for g in groups])
+    se = means.std(ddof=1) / math.sqrt(means.size)
+    assert abs(r.waits.mean() - 1 / beta) < 3 * se
+    assert abs(r.p_wait - (1 - beta)) < 3 * r.p_wait_se
+    assert abs(r.mean_waiting - (1 - beta) ** 2 / beta) < 3 * r.mean_waiting_se  # E[N − Q_1]
+
+
+# ------------------------------------------------------------------ exact chain
+
+@pytest.mark.parametrize("n, beta", [(20, 2.0), (100, 3.0)])
+def test_stationary_jsq_rate_balance(n, beta):
+    st = stationary_jsq(n, beta)
+    assert st.pi.min() >= 0 and abs(st.pi.sum() - 1) < 1e-12
+    assert st.states.shape[0] == st.pi.size
+    assert np.all(np.diff(st.states, axis=1) <= 0) and st.states.max() <= n
+    # every truncation face carries less than tol = 1e-12
+    assert max(st.faces.values()) < 1e-12
+    assert st.truncated_mass < 1e-11
+    # rate balance for the number of tasks holds *exactly* in the truncated
+    # chain: E[n − Q_1] − β√n = λ_n b − d; what is left is the round-off of
+    # the sparse solve (relative residual ~1e-15, times means of size ~n)
+    assert abs(st.balance_gap - (st.lam * st.blocked - st.cut_departures)) < 1e-10
+    assert abs(st.mean_idle - beta * math.sqrt(n)) <= st.balance_bound + 1e-10
+    assert st.balance_bound < 1e-10
+    # a second exact identity: arrivals into level s + 1 >= 2 balance the
+    # departures from length-(s+1) queues, so λ_n P(wait) = E[Q_2]; the
+    # truncation changes it by at most (max rate) × (mass of redirecting states)
+    assert abs(st.lam * st.p_wait - st.mean_q2) < 2 * n * st.truncated_mass + 1e-10
+
+
+@pytest.mark.parametrize("n", [20, 50, 100])
+def test_simulation_agrees_with_exact_chain(n):
+    beta = 2.0
+    # truncation faces at 1e-8 move these means by far less than the
+    # simulation's standard errors (relative size ~1e-2 .. 1e-3)
+    st = stationary_jsq(n, beta, tol=1e-8)
+    # batches of ~1000 time units, much longer than the O(1) relaxation time
+    r = simulate_jsq(n, beta, t_end=20_020.0, burn_in=20.0, seed=1000 + n)
+    for name in ("mean_idle", "mean_q2", "mean_q3", "p_wait"):
+        exact, est, se = getattr(st, name), getattr(r, name), getattr(r, name + "_se")
+        if name == "mean_q3" and exact < 1e-6:
+            assert est < 1e-3  # Q_3 > 0 is too rare to see at these n, β
+            continue
+        assert abs(est - exact) < 3 * se, (name, est, exact, se)
+    # PASTA: the fraction of arrivals that wait and the time fraction at Q_1 = n
+    assert abs(r.p_wait - r.p_full) < 3 * math.hypot(r.p_wait_se, r.p_full_se)
+
+
+# ------------------------------------------------------------------ diffusion
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+def test_reflected_ou_stationary_mean_of_x1(beta):
+    # E[X_1] = −β holds for the scheme exactly (X_1 + X_2 is free of the push);
+    # the error is statistical: batches of 1000 time units, s.e. ≈ 0.01–0.03
+    r = reflected_ou(beta, (-beta, 0.0), t_end=20_010.0, dt=0.01, seed=11,
+                     burn_in=10.0, record_dt=0)
+    assert abs(r.mean_x1 + beta) < 3 * r.mean_x1_se
+    assert r.mean_x1_se < 0.05
+    assert 0 < r.mean_x2 < 2 / beta  # Var(X_1) = 1 − β E[X_2]/2 > 0
+
+
+def test_reflected_ou_path_stays_in_domain():
+    r = reflected_ou(1.0, (-2.0, 1.5), t_end=20.0, dt=0.001, seed=3, record_dt=0.01)
+    assert r.x1[0] == -2.0 and r.x2[0] == 1.5 and r.u[0] == 0.0
+    assert np.all(r.x1 <= 0) and np.all(r.x2 >= 0) and np.all(np.diff(r.u) >= 0)
+    assert r.times.size == r.x1.size == 2001
+
+
+def test_reflected_ou_discretisation_error_by_halving():
+    # the push of the bridge scheme is exact for the frozen-drift step, so the
+    # error in E[X_2] is below the resolution of a 10^4-unit run at dt <= 0.02:
+    # successive halvings agree within 3 s.e. of their difference
+    h = ou_halving(1.0, 0.02, t_end=10_010.0, burn_in=10.0, seed=4, halvings=2)
+    assert np.allclose(h["dt"], [0.02, 0.01, 0.005])
+    assert np.all(np.abs(h["mean_x1"] + 1.0) < 3 * h["mean_x1_se"])
+    diff = np.diff(h["mean_x2"])
+    se = np.hypot(h["mean_x2_se"][1:], h["mean_x2_se"][:-1])
+    assert np.all(np.abs(diff) < 3 * se)
+
+
+def test_seed_sequence_with_list_entropy():
+    r = simulate_jsq(20, 1.0, t_end=5.0, seed=np.random.SeedSequence([7, 2]))
+    assert r.seed == (7, 2)
+    o = reflected_ou(1.0, (0.0, 0.0), t_end=10.0, dt=0.1, seed=np.random.SeedSequence([7, 2]))
+    assert o.seed == (7, 2)
