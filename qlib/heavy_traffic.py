@@ -727,7 +727,7 @@ def _occupancy(W, n):
     return Q
 
 
-def stationary_jsq(n, beta, *, tol=1e-12, max_states=2_000_000):
+def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
     """Exact stationary law of the finite-``n`` JSQ occupancy chain.
 
     The state is held as a window ``(s, p_1, …, p_d)``: ``s`` full levels
@@ -749,7 +749,9 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=2_000_000):
     tol : float
         Mass allowed on each truncation face.
     max_states : int
-        Give up (RuntimeError) beyond this many states.
+        Give up (RuntimeError) beyond this many states for spread ``d = 2``,
+        and beyond ``max_states / 5**(d − 2)`` for a larger spread (the
+        sparse LU fills in much faster in more dimensions).
 
     Returns
     -------
@@ -782,9 +784,11 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=2_000_000):
     caps = {j: min(n - 1, int(math.ceil(2 * sq + 5)) if j == 2 else 6) for j in range(2, 12)}
     while True:
         size = _window_states(n, a, n_max, d, caps).shape[0]
-        if size > max_states:
-            raise RuntimeError(f"stationary_jsq needs more than max_states = {max_states} "
-                               f"states (n = {n}, beta = {beta}, tol = {tol})")
+        limit = max_states / 5 ** (d - 2)  # the LU fill grows fast with the spread d
+        if size > limit:
+            raise RuntimeError(f"stationary_jsq needs {size} states at spread {d}, more than "
+                               f"max_states / 5**(d-2) = {limit:.0f} (n = {n}, beta = {beta}, "
+                               f"tol = {tol}); raise tol or max_states")
         W, pi, cutrate = _solve_window(n, lam, a, n_max, d, caps)
         face = {k: float(pi[v > 0].sum()) for k, v in cutrate.items()}
         grow = False
