@@ -1,0 +1,55 @@
+"""Events/s of qlib.heavy_traffic.simulate_jsq (run: python benchmarks/bench_heavy_traffic.py).
+
+CPU time (``time.process_time``) of one stationary run per ``n`` at
+``β = 1``, from the diffusion's mean state, with a budget of about
+``EVENTS`` events (about ``2n`` events per unit of time), and the time of
+the first call in a fresh process: a numba compile, or a load from the
+on-disk cache when it is warm.
+"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from qlib.heavy_traffic import simulate_jsq  # noqa: E402
+
+EVENTS = 4e7
+FIRST_CALL = ("import time; c = time.process_time(); "
+              "from qlib.heavy_traffic import simulate_jsq; "
+              "simulate_jsq(10, 1.0, t_end=1.0, seed=0); print(time.process_time() - c)")
+
+
+def first_call_seconds(cache_dir):
+    """CPU seconds of import + first call in a fresh process with this numba cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, cwd=root,
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as cache:
+        compile_s = first_call_seconds(cache)   # empty cache: numba compiles
+        cached_s = first_call_seconds(cache)    # cache written by the first run
+    print(f"import + first call, empty numba cache (compile): {compile_s:.2f} s CPU; "
+          f"with the cache: {cached_s:.2f} s CPU")
+    c0, w0 = time.process_time(), time.perf_counter()
+    simulate_jsq(10, 1.0, t_end=1.0, seed=0)
+    print(f"first call (compile, or cache load if warm): {time.process_time() - c0:.2f} s CPU, "
+          f"{time.perf_counter() - w0:.2f} s wall")
+    c0 = time.process_time()
+    simulate_jsq(10, 1.0, t_end=1.0, seed=0)
+    print(f"second call (compiled): {time.process_time() - c0:.4f} s CPU")
+    for n in (10**4, 10**6, 10**7):
+        s = math.sqrt(n)
+        T = EVENTS / (2 * n)
+        q0 = [n - int(round(s)), int(round(0.8 * s))]
+        c0 = time.process_time()
+        r = simulate_jsq(n, 1.0, t_end=T, seed=1, initial=q0)
+        cpu = time.process_time() - c0
+        print(f"n = {n:>9}: {r.events:.2e} events in {cpu:.2f} s CPU: "
+              f"{r.events / cpu / 1e6:6.2f} M events/s (kernel wall {r.events / r.wall_time / 1e6:.2f})")
