@@ -20,7 +20,7 @@ book: $(STAMP)
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadscope
+	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=12
 
 # the peers (SimPy, Ciw) are needed by the benchmarks only, never by book/test
 bench: $(STAMP)
