@@ -52,41 +52,13 @@ _U19 = np.uint64(19)
 _TWO53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@numba.njit(cache=True)
-def _next(rs):
-    """xoshiro256++ (Blackman & Vigna): next 64-bit output, state updated."""
-    s0 = rs[0]
-    s1 = rs[1]
-    s2 = rs[2]
-    s3 = rs[3]
-    x = s0 + s3
-    res = ((x << _U23) | (x >> _U41)) + s0
-    t = s1 << _U17
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << _U45) | (s3 >> _U19)
-    rs[0] = s0
-    rs[1] = s1
-    rs[2] = s2
-    rs[3] = s3
-    return res
-
-
-@numba.njit(cache=True)
-def _uniform(rs):
-    """Uniform double in [0, 1) with 53 random bits."""
-    return float(_next(rs) >> _U11) * _TWO53
-
-
 @numba.njit(cache=True, inline="always")
 def _step(s0, s1, s2, s3):
-    """xoshiro256++ on a state held in local variables (registers): returns
-    (uniform double in [0, 1) with 53 bits, new state).  Same stream as
-    :func:`_next`; the kernel uses this form because an array state would
-    be reloaded and stored around every write to another array."""
+    """xoshiro256++ (Blackman & Vigna) on a state held in local variables
+    (registers): returns (uniform double in [0, 1) from the top 53 bits of
+    the output, new state).  The state lives in locals rather than an array
+    because an array state would be reloaded and stored around every write
+    to another array; the kernel copies it in and out of ``rs``."""
     x = s0 + s3
     res = ((x << _U23) | (x >> _U41)) + s0
     t = s1 << _U17
