@@ -31,24 +31,9 @@ import numbers
 import numpy as np
 
 from .degrees import DegreeDistribution
+from .fluid import _check_occupancy
 
 __all__ = ["variance_ratio", "bias_first_order", "response_time_bias"]
-
-
-def _check_q(q) -> np.ndarray:
-    try:
-        q = np.asarray(q, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("q must be a 1-D occupancy vector q[0..K]") from None
-    if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"q must be a non-empty 1-D occupancy vector q[0..K], got shape {q.shape}")
-    if not np.all(np.isfinite(q)) or np.any(q < 0) or np.any(q > 1):
-        raise ValueError("q must have finite entries in [0, 1]")
-    if q[0] != 1.0:
-        raise ValueError(f"q[0] must be 1 (q(0) = 1 by definition), got {q[0]}")
-    if np.any(np.diff(q) > 0):
-        raise ValueError("q must be non-increasing")
-    return q
 
 
 def _check_n(n) -> int:
@@ -96,7 +81,7 @@ def variance_ratio(result, q, burn_in=None) -> np.ndarray:
             raise TypeError("result must be a qlib.SimulationResult or qlib.ReplicationResult")
         if r.paths is None or r.times is None:
             raise ValueError("result has no recorded paths: simulate with record_dt=...")
-    q = _check_q(q)
+    q = _check_occupancy(q)
     K = q.size
     n = runs[0].n
     v = np.zeros(K)
@@ -146,7 +131,7 @@ def bias_first_order(degrees, q, n, v) -> np.ndarray:
     """
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    q = _check_q(q)
+    q = _check_occupancy(q)
     n = _check_n(n)
     try:
         v = np.asarray(v, dtype=float)

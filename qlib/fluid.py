@@ -55,11 +55,30 @@ def _check_degrees(degrees) -> DegreeDistribution:
 
 
 def _check_q(q, name="q") -> np.ndarray:
-    q = np.asarray(q, dtype=float)
+    """A finite, non-empty 1-D float array (a truncated occupancy vector)."""
+    try:
+        q = np.asarray(q, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D occupancy vector q[0..K]") from None
     if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D occupancy vector q[0..K]")
+        raise ValueError(f"{name} must be a non-empty 1-D occupancy vector q[0..K], "
+                         f"got shape {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} must be finite")
+    return q
+
+
+def _check_occupancy(q, name="q") -> np.ndarray:
+    """:func:`_check_q`, and a proper occupancy: q(0) = 1, entries in [0, 1],
+    non-increasing."""
+    q = _check_q(q, name)
+    if q[0] != 1.0:
+        raise ValueError(f"{name}[0] must be 1 (q(0) = 1 by definition), got {q[0]}")
+    if np.any(q < 0) or np.any(q > 1):
+        raise ValueError(f"{name} must have entries in [0, 1]")
+    if np.any(np.diff(q) > 0):
+        raise ValueError(f"{name} must be non-increasing (q(i) is the fraction with "
+                         "at least i tasks)")
     return q
 
 
@@ -196,13 +215,7 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
-    q0 = _check_q(q0, "q0")
-    if q0[0] != 1.0:
-        raise ValueError(f"q0[0] must be 1 (q(0) = 1 by definition), got {q0[0]}")
-    if np.any(q0 < 0) or np.any(q0 > 1):
-        raise ValueError("q0 must have entries in [0, 1]")
-    if np.any(np.diff(q0) > 0):
-        raise ValueError("q0 must be non-increasing (q(i) is the fraction with at least i tasks)")
+    q0 = _check_occupancy(q0, "q0")
     try:
         t = np.asarray(t, dtype=float)
     except (TypeError, ValueError):
