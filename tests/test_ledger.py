@@ -1,7 +1,9 @@
 """The ledger ("What is verified where") covers every statement, and points at real things.
 
-* every ``prf:theorem`` / ``prf:proposition`` label in a toc chapter has a row
-  in ``chapters/ledger.md`` that references it with ``{prf:ref}``;
+* every ``prf:theorem`` / ``prf:proposition`` / ``prf:lemma`` /
+  ``prf:corollary`` label in a toc chapter has a row in ``chapters/ledger.md``
+  that references it with ``{prf:ref}`` (a statement of any of these kinds
+  without a ``:label:`` is itself an error: it could not be cited);
 * every reference in the ledger (``{prf:ref}``, ``{ref}``, ``{numref}``) names a
   label defined in some chapter (a ``(label)=`` target, a ``:label:`` option or
   a figure ``name:`` in cell metadata);
@@ -20,7 +22,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER = ROOT / "chapters" / "ledger.md"
 
-PRF_OPEN = re.compile(r"^(`{3,}|:{3,})\{prf:(theorem|proposition)\}")
+STATEMENT_KINDS = ("theorem", "proposition", "lemma", "corollary")
+PRF_OPEN = re.compile(r"^(`{3,}|:{3,})\{prf:(" + "|".join(STATEMENT_KINDS) + r")\}")
 LABEL_OPT = re.compile(r"^:label:\s*(\S+)")
 TARGET = re.compile(r"^\(([^()\s]+)\)=\s*$", re.M)
 ANY_LABEL_OPT = re.compile(r"^:label:\s*(\S+)", re.M)
@@ -45,7 +48,7 @@ def toc_chapters():
 
 
 def statement_labels(text):
-    """Labels of the prf:theorem / prf:proposition blocks in a chapter."""
+    """Labels of the prf:theorem / proposition / lemma / corollary blocks in a chapter."""
     labels, lines = [], text.splitlines()
     for i, line in enumerate(lines):
         if PRF_OPEN.match(line.strip()):
@@ -122,7 +125,10 @@ def test_every_quoted_measurement_is_glued():
 @pytest.mark.parametrize("text,expected", [
     ("```{prf:proposition} Title\n:label: prop-x\n\nbody\n```\n", ["prop-x"]),
     (":::{prf:theorem}\n:label: thm-y\n:::\n", ["thm-y"]),
-    ("```{prf:lemma}\n:label: lem-z\n```\n", []),
+    ("```{prf:lemma}\n:label: lem-z\n```\n", ["lem-z"]),
+    ("````{prf:corollary} Title\n:label: cor-w\n````\n", ["cor-w"]),
+    ("```{prf:definition}\n:label: def-v\n```\n", []),
+    ("```{prf:proof}\nbody\n```\n", []),
 ])
 def test_statement_label_parser(text, expected):
     assert statement_labels(text) == expected
