@@ -95,7 +95,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.md")) + [ROOT / "intro.md"]
 ALLOWED: dict[str, set[str]] = {
     "model": {"n = 5000", "n = 5001"},
     "fluid_limit": {"200 random"},
-    "best_degree": {"i < 200", "$200$ time units"},
+    "best_degree": {"i < 200", "n = 1500"},
     "equilibrium": {"[100, 140]", "t = 100", "t = 300", "at most a tenth of it"},
     "tails": {"\\le 300$ levels", "300 \\cdot 7"},
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of"},
