@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from qlib import stats
 from qlib.graphs import Graph
 
 __all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult"]
@@ -296,11 +297,22 @@ class SimulationResult:
         fraction of servers with at least i tasks (q(0) = 1).  The last entry
         is 0 unless ``levels`` asked for more.
     occupancy_se : ndarray, shape (K+1,)
-        Standard errors by batch means (``batches`` equal batches).
+        Standard errors by batch means. By default (``batches=None``) the
+        batch length is at least 20 correlation lengths measured on the run
+        itself (:func:`qlib.stats.batch_means`), with 10 to 20 batches; the
+        s.e. is trustworthy when ``se_reliable`` is True (otherwise a
+        ``RuntimeWarning`` said how long the run should be). Measured
+        coverage of ``occupancy_ci`` on M/M/1 queues: see
+        ``tests/test_simulate_se.py``.
+    occupancy_ci : ndarray, shape (2, K+1)
+        95 % Student-t interval with ``batches − 1`` degrees of freedom: row 0
+        lower, row 1 upper.
     mean_response_time, mean_response_time_se : float
         Arrival-side estimator: a task joining a queue that holds k tasks has
         expected response time k+1 (Exp(1) FIFO service); mean over arrivals
-        in ``[burn_in, t_end]``, s.e. by batch means.
+        in ``[burn_in, t_end]``, s.e. by batch means (same batches).
+    response_time_ci : tuple (lo, hi)
+        95 % Student-t interval for the mean response time.
     batch_occupancy : ndarray, shape (batches, K+1)
         Per-batch time averages (for s.e. of derived quantities).
     batch_response_time : ndarray, shape (batches,)
@@ -317,6 +329,18 @@ class SimulationResult:
         Queue lengths per server at ``t_end``.
     levels : int
         Number of levels tracked at the end (grown as needed).
+    batches : int
+        Number of batches behind the standard errors.
+    batch_length : float
+        Length of one batch (time units).
+    corr_length : float
+        Measured correlation length ``L`` (:func:`qlib.stats.batch_means`;
+        nan with a fixed ``batches``).
+    batch_lag1 : float
+        Lag-1 correlation of the batch means of q(1).
+    se_reliable : bool
+        Whether the batches are at least 20 correlation lengths long, at
+        least 10, and their lag-1 correlation passes the 1 % test.
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
@@ -345,9 +369,53 @@ class SimulationResult:
     batch_response_time: np.ndarray = None
     levels: int = 0
     batches: int = 0
+    occupancy_ci: np.ndarray = None
+    response_time_ci: tuple = None
+    batch_lag1: float = float("nan")
+    batch_length: float = float("nan")
+    corr_length: float = float("nan")
+    se_reliable: bool = True
 
 
 # ------------------------------------------------------------ helpers ----
+_FINE = 4000   # slices of the measurement window (batch means group them)
+
+
+def _group_batches(occ_f, dt, batches, window):
+    """Start indices of the batches: groups of the ``len(occ_f)`` slices.
+
+    With ``batches`` given, equal groups (the old fixed scheme). Otherwise
+    :func:`qlib.stats.batch_means` sizes them: at least 20 measured
+    correlation lengths each, 10 to 20 batches; it is measured on the
+    occupancy levels holding at least 1 % of the servers and on the mean
+    queue length. Warns when the window is too short for 10 such batches or
+    the batch means stay correlated.
+    """
+    nf = occ_f.shape[0]
+    if batches is not None:
+        return np.arange(batches) * (nf // batches), dict(
+            batch_length=window / batches, corr_length=float("nan"), reliable=True)
+    cols = [j for j in range(1, occ_f.shape[1]) if occ_f[:, j].mean() >= 0.01]
+    series = np.column_stack([occ_f[:, cols], occ_f[:, 1:].sum(axis=1)]) if cols \
+        else occ_f[:, :1]
+    bm = stats.batch_means(series, dt, check=False)
+    k = bm.n_batches
+    thr = stats.lag1_threshold(k)
+    reliable = bool(bm.batch_length >= 20 * bm.length and k >= 10
+                    and np.all(np.atleast_1d(bm.lag1) <= thr))
+    if not reliable:
+        warnings.warn(
+            f"standard errors unreliable: the window of {window:.4g} time units holds "
+            f"{window / bm.length:.3g} correlation lengths (L = {bm.length:.4g}); "
+            f"10 decorrelated batches need about {200 * bm.length:.4g} "
+            f"(largest lag-1 correlation of the batch means "
+            f"{float(np.max(np.atleast_1d(bm.lag1))):.2f}). Run longer or use "
+            "replicate()", RuntimeWarning, stacklevel=3)
+    per = nf // k
+    return np.arange(k) * per + (nf - k * per), dict(
+        batch_length=per * dt, corr_length=bm.length, reliable=reliable)
+
+
 def _initial(initial, n):
     if initial is None:
         return np.zeros(n, np.int64)
@@ -425,8 +493,10 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches):
         warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
                       "transient over [0, t_end] is meaningful",
                       RuntimeWarning, stacklevel=3)
+    if batches is None:
+        return lam, mu, t_end, burn_in
     if isinstance(batches, bool) or not isinstance(batches, (int, np.integer)):
-        raise TypeError("batches must be an int")
+        raise TypeError("batches must be an int or None")
     if batches < 2:
         raise ValueError(f"batches must be >= 2, got {batches}")
     return lam, mu, t_end, burn_in
@@ -443,7 +513,7 @@ def _grow(arr, K1, axis_len=None):
 # ------------------------------------------------------------ simulate ----
 def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
              levels=None, record_dt=None, initial=None, progress=False,
-             batches=20):
+             batches=None):
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
@@ -477,8 +547,11 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     progress : bool
         Show a tqdm progress bar (the run is cut into time slices; the
         result does not depend on it).
-    batches : int
-        Number of batches for the batch-means standard errors, >= 2.
+    batches : int, optional
+        Default: the batch length follows the correlation length measured
+        on the run (see ``occupancy_se``), and a ``RuntimeWarning`` says when
+        the run is too short. An int >= 2 forces that many equal batches
+        (no check that they are long enough).
 
     Returns
     -------
@@ -486,7 +559,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     """
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
                                           batches)
-    batches = int(batches)
+    batches = None if batches is None else int(batches)
     n = graph.n
     X = _initial(initial, n)
     ss, seed_out = _seed(seed)
@@ -521,10 +594,13 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     X = X.astype(np.int32)
     P = np.full(n, -1, np.int64)
     A = np.full(n, -1, np.int64)
-    integ = np.zeros((batches + 1, K + 1))
+    # the window is cut into nfine short slices; the batches of the standard
+    # errors are groups of slices, sized from the measured correlation length
+    nfine = _FINE if batches is None else batches
+    integ = np.zeros((nfine + 1, K + 1))
     last = np.zeros(K + 1)
-    rsum = np.zeros(batches + 1)
-    rcnt = np.zeros(batches + 1)
+    rsum = np.zeros(nfine + 1)
+    rcnt = np.zeros(nfine + 1)
     paths = np.zeros((nrec, K + 1))
     cand = np.empty(maxdeg + 1, np.int64)
     fs = np.zeros(2)
@@ -545,7 +621,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
             slice_end = t_end if j == nslices else t_end * j / nslices
             while True:
                 code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
-                               burn_in, batches, slice_end, record_dt, nrec,
+                               burn_in, nfine, slice_end, record_dt, nrec,
                                X, B, Q, P, A, rs, integ, last, rsum, rcnt,
                                paths, cand, fs, st, EPOCH_MAX)
                 if code == 0:
@@ -562,22 +638,28 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
             bar.close()
     wall = time.perf_counter() - w0
 
-    blen = (t_end - burn_in) / batches
-    occ_b = integ[:batches] / (n * blen)
-    occ = occ_b.mean(axis=0)
-    occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(batches)
+    blen = (t_end - burn_in) / nfine
+    occ_f = integ[:nfine] / (n * blen)
+    occ = occ_f.mean(axis=0)
     nz = np.nonzero(occ > 0)[0]
     top = int(nz[-1]) + 2 if nz.size else 2
     if levels is not None:
         top = max(top, int(levels) + 1)
     top = min(top, K + 1)
-    occ, occ_se, occ_b = occ[:top], occ_se[:top], occ_b[:, :top]
-    rs_b, rc_b = rsum[:batches], rcnt[:batches]
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    groups, info = _group_batches(occ_f, blen, batches, t_end - burn_in)
+    occ_b = np.add.reduceat(occ_f, groups, axis=0) / np.diff(np.append(groups, nfine))[:, None]
+    k = len(groups)
+    rs_b = np.add.reduceat(rsum[:nfine], groups)
+    rc_b = np.add.reduceat(rcnt[:nfine], groups)
+    occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         rb = rs_b / rc_b
     R = rs_b.sum() / rc_b.sum() if rc_b.sum() > 0 else np.nan
     ok = rc_b > 0
     R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
+    tq = float(stats.t_quantile(0.975, k - 1))
+    lag1 = stats._lag1(occ_b[:, 1:2]) if top > 1 else np.zeros(1)
     return SimulationResult(
         occupancy=occ, occupancy_se=occ_se, mean_response_time=float(R),
         mean_response_time_se=float(R_se),
@@ -587,7 +669,10 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in,
         batch_occupancy=occ_b, batch_response_time=rb, levels=K,
-        batches=batches)
+        batches=k, occupancy_ci=np.vstack([occ - tq * occ_se, occ + tq * occ_se]),
+        response_time_ci=(float(R - tq * R_se), float(R + tq * R_se)),
+        batch_lag1=float(lag1[0]), batch_length=float(info["batch_length"]),
+        corr_length=float(info["corr_length"]), se_reliable=bool(info["reliable"]))
 
 
 # ----------------------------------------------------------- replicate ----
@@ -674,7 +759,7 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         warnings.simplefilter("ignore", RuntimeWarning)
         _check_args(graph, lam, mu, simulate_kwargs["t_end"],
                     simulate_kwargs.get("burn_in", 0.0),
-                    simulate_kwargs.get("batches", 20))
+                    simulate_kwargs.get("batches", None))
     if float(lam) >= 1:
         warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
                       "transient over [0, t_end] is meaningful",

@@ -173,7 +173,7 @@ def test_little_batchwise():
     # with 19 d.o.f. and P(|t| > 4) = 7.5e-4.  The s.e. itself must be small
     # (< 5e-3) so that the check has power.
     lam = 0.8
-    r = simulate(g.ring(3000), lam, 1.0, t_end=60, burn_in=10, seed=4)
+    r = simulate(g.ring(3000), lam, 1.0, t_end=60, burn_in=10, seed=4, batches=20)
     d = r.batch_response_time - r.batch_occupancy[:, 1:].sum(axis=1) / lam
     se = d.std(ddof=1) / math.sqrt(d.size)
     assert se < 5e-3
