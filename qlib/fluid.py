@@ -28,8 +28,10 @@ __all__ = [
     "equilibrium",
     "response_time",
     "tail_bounds",
+    "log_equilibrium",
     "jacobian",
     "relaxation_rate",
+    "jacobian_pivots",
 ]
 
 _MAX_LEVELS = 100_000
@@ -428,6 +430,73 @@ def relaxation_rate(lam, degrees, tol=1e-12) -> float:
     return float(-ev[0])
 
 
+def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
+    """Pivots of ``μI − J(q*)`` eliminated from the deepest level up.
+
+    ``J`` is the Jacobian of :func:`relaxation_rate` on the levels ``1..K``
+    (``K`` the first level with ``q*(K) < tol``), with ``c_i = λ g'(q*(i))``
+    below the diagonal, ``−1 − c_i`` on it and 1 above.  The pivots are
+
+        π_K = μ + 1 + c_K,    π_i = μ + 1 + c_i − c_i / π_{i+1}   (i = K−1, ..., 1).
+
+    Parameters
+    ----------
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : DegreeDistribution
+        Degree law ``p``.
+    mu : float
+        The shift ``μ`` (a real number).
+    tol : float
+        Truncation, as for :func:`relaxation_rate`; ``q*(K)`` must stay above
+        ``1e-300`` so that every ``c_i > 0`` when ``p(0) = 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        ``π_1, ..., π_K``.
+
+    Raises
+    ------
+    ValueError
+        If ``lam`` or ``tol`` is out of range, ``mu`` is not finite, or some
+        ``c_i`` is 0 (``tol`` too small for a law with ``p(0) = 0``).
+
+    Notes
+    -----
+    ``J`` is similar, by a positive diagonal matrix, to the symmetric ``S``
+    with off-diagonal ``√c_i`` and the same diagonal; ``π`` are the pivots of
+    the ``UDUᵀ`` factorisation of ``μI − S`` (Schur complements from level
+    ``K`` up).  Two uses:
+
+    * **Sylvester.** All ``π_i > 0`` iff ``μI − S`` is positive definite, i.e.
+      ``μ > max eig J``.
+    * **Collatz–Wielandt.** If ``π_2, ..., π_K > 0`` the vector ``v_1 = 1``,
+      ``v_{i+1} = v_i √c_i / π_{i+1}`` is positive, ``(Sv)_i / v_i = μ`` for
+      ``i >= 2`` and ``(Sv)_1 / v_1 = μ − π_1``.  ``S`` is Metzler
+      (off-diagonal entries ``>= 0``) and irreducible, so its top eigenvalue
+      lies between the smallest and largest of these ratios: between ``μ``
+      and ``μ − π_1``.  With ``μ = −γ`` from :func:`relaxation_rate` this
+      encloses ``γ`` without trusting the eigensolver.
+
+    Both hold up to the rounding of the recursion (a few ``ε`` relative per
+    pivot).
+    """
+    lam = _check_lam(lam)
+    _check_degrees(degrees)
+    if isinstance(mu, bool) or not isinstance(mu, numbers.Real) or not math.isfinite(float(mu)):
+        raise ValueError(f"mu must be a finite real number, got {mu!r}")
+    q = equilibrium(lam, degrees, tol=tol)
+    c = lam * _gprime(q[1:], degrees)
+    if np.any(c <= 0):
+        raise ValueError(f"tol = {tol} reaches levels where λ g'(q*) underflows to 0; use a larger tol")
+    piv = np.empty(c.size)
+    piv[-1] = float(mu) + 1.0 + c[-1]
+    for i in range(c.size - 2, -1, -1):
+        piv[i] = float(mu) + 1.0 + c[i] - c[i] / piv[i + 1]
+    return piv
+
+
 def response_time(lam, degrees) -> float:
     """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law)."""
     q = equilibrium(lam, degrees)
@@ -590,3 +659,65 @@ def tail_bounds(lam, degrees, levels, log=False):
         return lo, up
     with np.errstate(under="ignore"):
         return np.exp(lo), np.exp(up)
+
+
+def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
+    """``log q*(0..n)`` by the recursion in log space (never underflows).
+
+    ``y_0 = 0`` and ``y_i = log λ + y_{i-1} + log φ(e^{y_{i-1}})`` with
+    ``log φ(e^y) = logsumexp_d(log p(d) + d y)``.  In floating point
+    (``digits=None``) the relative error of ``y_i`` is bounded, to first order
+    in ``ε``, by ``ε Σ_{k=1}^{i} (3 + c_K/|y_k|)`` with ``c_K = (K + 1 + 5 ln
+    K)/2`` for ``K`` support points (chapter *tails*: the error grows
+    additively because ``|y_i| >= (1 + s)|y_{i-1}|`` where ``1 + s`` is the
+    factor that multiplies the error of ``y_{i-1}``).  With ``digits`` the same
+    recursion runs in ``mpmath`` at that many significant digits, on the
+    same (float) probabilities: a reference for the rounding of the float
+    route.
+
+    Parameters
+    ----------
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : DegreeDistribution
+        Degree law ``p``.
+    n : int
+        Last level, ``>= 0``.
+    digits : int, optional
+        Significant decimal digits for an ``mpmath`` evaluation (``>= 20``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n + 1,)
+        ``log q*(0), ..., log q*(n)`` (rounded to float when ``digits`` is given).
+
+    Raises
+    ------
+    ValueError
+        If ``lam`` is not in (0, 1), ``n`` is not an integer ``>= 0`` or
+        ``digits`` is not an integer ``>= 20``.
+    """
+    from scipy.special import logsumexp
+
+    lam = _check_lam(lam)
+    _check_degrees(degrees)
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    d = np.nonzero(degrees.pmf)[0]
+    out = np.zeros(int(n) + 1)
+    if digits is None:
+        lp, loglam = np.log(degrees.pmf[d]), math.log(lam)
+        for i in range(1, int(n) + 1):
+            out[i] = loglam + out[i - 1] + logsumexp(lp + d * out[i - 1])
+        return out
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 20:
+        raise ValueError(f"digits must be an integer >= 20, got {digits!r}")
+    import mpmath
+
+    with mpmath.workdps(int(digits)):
+        p = [mpmath.mpf(float(v)) for v in degrees.pmf[d]]
+        y, loglam = mpmath.mpf(0), mpmath.log(mpmath.mpf(lam))
+        for i in range(1, int(n) + 1):
+            y = loglam + y + mpmath.log(mpmath.fsum(pk * mpmath.exp(int(dk) * y) for pk, dk in zip(p, d)))
+            out[i] = float(y)
+    return out

@@ -97,7 +97,7 @@ ALLOWED: dict[str, set[str]] = {
     "fluid_limit": {"200 random"},
     "best_degree": {"i < 200", "n = 1500"},
     "equilibrium": {"[100, 140]", "t = 100", "t = 300", "at most a tenth of it"},
-    "tails": {"\\le 300$ levels", "300 \\cdot 7"},
+    "tails": {"level 300)", "levels 200 and 2000"},
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of"},
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "twice per unit time",
                     "windows twice as"},
