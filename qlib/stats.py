@@ -582,7 +582,7 @@ class Family:
         return len(self.estimate)
 
     def report(self, name="family"):
-        """One line: checks, worst |t|, critical value and detectable deviation."""
+        """One line: checks, worst ``|t|``, critical value and detectable deviation."""
         i = int(np.argmax(np.abs(self.t))) if self.m else 0
         return (f"{name}: {self.m} checks ({self.method}, family level {self.level:g}); "
                 f"largest |dev| = {float(np.max(np.abs(self.estimate - self.target))):.3g}, "

@@ -9,6 +9,7 @@ BIN="$ROOT/.venv/bin"
 TMP="$(mktemp -d /tmp/check_chapter.XXXXXX)"
 mkdir -p "$TMP/chapters"
 cp "$ROOT/_config.yml" "$ROOT/references.bib" "$ROOT/intro.md" "$TMP/"
+cp -r "$ROOT/_ext" "$TMP/"
 {
   echo "format: jb-book"; echo "root: intro"; echo "chapters:"
   for f in "$@"; do
@@ -20,6 +21,7 @@ cp "$ROOT/_config.yml" "$ROOT/references.bib" "$ROOT/intro.md" "$TMP/"
   fi
 } > "$TMP/_toc.yml"
 for f in "$@"; do
+  head -2 "$ROOT/$f" | grep -q '^jupytext:' || continue   # a plain page: nothing to execute
   nb="$TMP/nbval_$(basename "${f%.md}").ipynb"
   "$BIN/jupytext" --quiet --to ipynb -o "$nb" "$ROOT/$f"
   ( cd "$ROOT/chapters" && time "$BIN/python" -m pytest -q -p no:cacheprovider --nbval-lax "$nb" )
