@@ -29,6 +29,8 @@ __all__ = [
     "response_time",
     "tail_bounds",
     "log_equilibrium",
+    "log_equilibrium_rounding",
+    "tail_crossover",
     "jacobian",
     "relaxation_rate",
     "jacobian_pivots",
@@ -415,7 +417,7 @@ def relaxation_rate(lam, degrees, tol=1e-12) -> float:
     ``J`` is tridiagonal with positive off-diagonal products
     ``λ g'(q*(i))·1``, so ``D^{-1} J D`` is symmetric for the diagonal ``D``
     with ``D_{i+1}/D_i = sqrt(λ g'(q*(i)))``; all eigenvalues are real and
-    are computed with :func:`scipy.linalg.eigh_tridiagonal`.  For ``φ ≡ 1``
+    are computed with ``scipy.linalg.eigh_tridiagonal``.  For ``φ ≡ 1``
     (independent M/M/1 queues) ``γ → (1 − √λ)²`` as ``tol → 0``.
     """
     from scipy.linalg import eigh_tridiagonal
@@ -721,3 +723,70 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
             y = loglam + y + mpmath.log(mpmath.fsum(pk * mpmath.exp(int(dk) * y) for pk, dk in zip(p, d)))
             out[i] = float(y)
     return out
+
+
+def log_equilibrium_rounding(lam, degrees, n) -> np.ndarray:
+    """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`log_equilibrium`.
+
+    ``E_i = ε Σ_{k=1}^{i} (3 + c_K / |y_k|)`` with ``y_k = log q*(k)``,
+    ``c_K = (K + 1 + 5 ln K)/2`` and ``K`` the number of support points
+    (first order in ``ε``; derivation in chapter *tails*).
+
+    Parameters
+    ----------
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : DegreeDistribution
+        Degree law ``p``.
+    n : int
+        Last level, ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n + 1,)
+        Absolute error bounds on ``log q*(0..n)`` (0 at level 0).
+    """
+    y = log_equilibrium(lam, degrees, n)
+    K = int(np.count_nonzero(degrees.pmf))
+    eps = float(np.finfo(float).eps)
+    E = eps * np.cumsum(3 + (K + 1 + 5 * math.log(K)) / 2 / np.abs(y[1:]))
+    return np.concatenate([[0.0], E * np.abs(y[1:])])
+
+
+def tail_crossover(lam, eps) -> dict:
+    """Crossover of ``p_ε = (1 − ε)δ_2 + εδ_0`` from cubic to geometric decay.
+
+    Notation of chapter *tails* (proposition *Where the tail turns
+    geometric*): ``s = √(ε/(1−ε))``, ``i* = min{i >= 1: q*(i) <= s}``,
+    ``x = log_3(1 + log((1−ε)/ε)/log(1/λ))``, ``j = max(1, ⌈x⌉)``,
+    ``S = Σ_{k<j} 3^{j−1−k} log(1 + t_k)``, ``κ = λε e^S (1 + e^{2S})``, the
+    proof's bound ``S̄`` and the sufficient condition ``at_j``:
+    ``S <= (3^j − 3^x)/2 · log(1/λ)``.
+
+    Parameters
+    ----------
+    lam, eps : float
+        ``λ ∈ (0, 1)`` and ``ε ∈ (0, 1)``.
+
+    Returns
+    -------
+    dict
+        Keys ``istar, q, s, x, j, kappa, S, S_bar, at_j, e`` (``q`` from
+        :func:`equilibrium` down to ``1e-300``; ``e`` its log-space rounding
+        bound, :func:`log_equilibrium_rounding`).
+    """
+    lam = _check_lam(lam)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps < 1:
+        raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+    p = DegreeDistribution({0: eps, 2: 1 - eps})
+    q = equilibrium(lam, p, tol=1e-300)
+    s = math.sqrt(eps / (1 - eps))
+    istar = int(np.nonzero(q[1:] <= s)[0][0]) + 1
+    A, B = math.log((1 - eps) / eps), math.log(1 / lam)
+    x = math.log(1 + A / B, 3)
+    j = max(1, math.ceil(x))
+    S = sum(3 ** (j - 1 - k) * math.log1p(math.exp(-A + (3**k - 1) * B)) for k in range(1, j))
+    S_bar = math.log(2) + 0.5 * (1 + A / B) * (lam * eps / (1 - eps)) ** (2 / 3)
+    kappa = lam * eps * math.exp(S) * (1 + math.exp(2 * S))
+    return dict(istar=istar, q=q, s=s, x=x, j=j, kappa=kappa, S=S, S_bar=S_bar,
+                at_j=S <= (3**j - 3**x) / 2 * B, e=log_equilibrium_rounding(lam, p, len(q) - 1))
