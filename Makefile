@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test bench clean venv
+.PHONY: book test bench clean venv check-html
 
 venv: $(STAMP)
 
@@ -21,6 +21,12 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=12
+
+# a real browser over every built page (run `make book` first): MathJax
+# typeset everything, no JavaScript errors, screenshots in _build/screenshots/
+check-html: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python tools/check_html.py
 
 # the peers (SimPy, Ciw) are needed by the benchmarks only, never by book/test
 bench: $(STAMP)

@@ -67,13 +67,16 @@ class Graph:
         return int(self.indices.shape[0] // 2)
 
     def neighbors(self, v: int) -> np.ndarray:
+        """Neighbours of position ``v`` (a view into ``indices``, sorted)."""
         return self.indices[self.indptr[v]:self.indptr[v + 1]]
 
     def degree_distribution(self):
+        """The empirical degree law of the graph, a :class:`qlib.DegreeDistribution`."""
         from qlib.degrees import DegreeDistribution  # lazy: parallel module
         return DegreeDistribution.from_degrees(self.degrees)
 
     def to_networkx(self):
+        """The same graph as an undirected ``networkx.Graph`` on nodes ``0..n-1``."""
         import networkx as nx
         G = nx.Graph()
         G.add_nodes_from(range(self.n))
@@ -127,6 +130,13 @@ def from_edges(n, edges, name="from_edges") -> Graph:
 
 
 def from_networkx(G, name=None) -> Graph:
+    """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
+
+    Raises
+    ------
+    TypeError
+        If ``G`` is not an undirected ``networkx.Graph``.
+    """
     import networkx as nx
     if not isinstance(G, nx.Graph) or G.is_directed():
         raise TypeError("G must be an undirected networkx.Graph")
@@ -137,6 +147,7 @@ def from_networkx(G, name=None) -> Graph:
 
 
 def empty(n) -> Graph:
+    """``n`` isolated vertices: every server is an M/M/1 queue."""
     n = _check_n(n)
     return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), "empty")
 
@@ -151,6 +162,7 @@ def ring(n) -> Graph:
 
 
 def complete(n) -> Graph:
+    """The complete graph on ``n`` vertices (JSQ over all servers)."""
     n = _check_n(n)
     a, b = np.triu_indices(n, 1)
     return _from_pairs(n, a, b, "complete", clean=False)

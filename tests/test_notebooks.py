@@ -4,6 +4,7 @@ The chapters are MyST Markdown notebooks; jupytext converts each to ``.ipynb``
 in a temporary folder and nbval runs it with ``--nbval-lax`` (outputs are not
 compared, but every cell must run and every ``assert`` must hold).
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,10 @@ def test_every_notebook_is_collected():
 
 
 def run_chapter(chapter, tmp_path):
+    if os.environ.get("QLIB_SKIP_NOTEBOOKS"):
+        # .ci/run executes every chapter once, in the strict build (which
+        # raises on any error or failed assert); `make test` runs them here
+        pytest.skip("QLIB_SKIP_NOTEBOOKS: chapters are executed by the strict build")
     src = ROOT / f"{chapter}.md"
     nb = tmp_path / f"{src.stem}.ipynb"
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "notebook",
