@@ -1,7 +1,7 @@
 """Run the two Part I experiment chapters with ``FULL = True``.
 
-``chapters/experiments.md`` (FULL: 10 replications per cell instead of 4,
-averaging windows twice as long) and ``chapters/bounded_resampling.md``
+``chapters/experiments.md`` (FULL: 20 replications per cell instead of 10,
+averaging windows twice as long, so the families of checks get more power) and ``chapters/bounded_resampling.md``
 (FULL: averaging windows four times as long, ``n = 10^6`` also at
 ``mu = inf``) are converted to scripts with jupytext, their ``FULL = False``
 line is switched on, and they are executed in turn with the chapter
