@@ -2,8 +2,8 @@
 
 ``chapters/experiments.md`` (FULL: 20 replications per cell instead of 10,
 averaging windows twice as long, so the families of checks get more power) and ``chapters/bounded_resampling.md``
-(FULL: averaging windows four times as long, ``n = 10^6`` also at
-``mu = inf``) are converted to scripts with jupytext, their ``FULL = False``
+(FULL: 10 replications per cell, averaging windows five times as long,
+``n = 10^6`` added to the n-scan) are converted to scripts with jupytext, their ``FULL = False``
 line is switched on, and they are executed in turn with the chapter
 directory as working directory; every ``assert`` of the chapter still
 applies.  The CPU time (user + sys of the child) of each is printed.  Expect

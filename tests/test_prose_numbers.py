@@ -100,7 +100,7 @@ ALLOWED: dict[str, set[str]] = {
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of", "$n = 200$",
                         "$n = 100$", "window of 100", "or 200 ($", "200/n"},
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "windows twice as"},
-    "bounded_resampling": {"n = 9999", "window 2000, batches of 200", "10^3 \\cdot 2000"},
+    "bounded_resampling": {"n = 9999"},
     "ht_diffusion": {"n = 1000", "2000 time units", "The 2000 increments", "1999",
                      "twice the coefficient"},
     "ht_paths": {"n = 100", "n = 1000", "$1000$", "200 paths", "over 2000 paths", "We allow twice"},
