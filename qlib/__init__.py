@@ -10,6 +10,7 @@ Each module holds one idea:
 ``qlib.finite_n``  first-order finite-n corrections to fluid quantities
 ``qlib.exact``     exact stationary laws of tiny graphs (sparse linear algebra)
 ``qlib.heavy_traffic``  JSQ on the complete graph in the Halfin-Whitt regime
+``qlib.ou_stationary``  the stationary law of its diffusion limit, on a grid
 ``qlib.tasks``     the same, task by task: per-server FIFO queues, measured waits
 ``qlib.stats``     honest error bars: replications, batch means, families, power
 """
@@ -19,9 +20,9 @@ __version__ = "0.1.0"
 __all__ = ["__version__"]
 
 from qlib.degrees import DegreeDistribution  # noqa: E402
-from qlib import exact, finite_n, fluid, graphs, heavy_traffic, stats, tasks  # noqa: E402
+from qlib import exact, finite_n, fluid, graphs, heavy_traffic, ou_stationary, stats, tasks  # noqa: E402
 from qlib.simulate import (ReplicationResult, SimulationResult,  # noqa: E402
                            replicate, simulate)
 
-__all__ += ["DegreeDistribution", "exact", "finite_n", "fluid", "graphs", "heavy_traffic", "stats", "tasks",
+__all__ += ["DegreeDistribution", "exact", "finite_n", "fluid", "graphs", "heavy_traffic", "ou_stationary", "stats", "tasks",
             "simulate", "SimulationResult", "replicate", "ReplicationResult"]
