@@ -4,14 +4,21 @@ Model (a): JSQ on the closed neighbourhoods of a ring of ``n`` servers,
 arrival rate ``LAM`` per server, the server-to-position permutation redrawn at
 rate ``mu`` (``0``, ``log n``, ``inf``).  Model (b): JSQ on the complete graph,
 total arrival rate ``n - BETA sqrt(n)``.  qlib runs (a) with
-``qlib.simulate`` and (b) with ``qlib.heavy_traffic.simulate_jsq``.
+``qlib.simulate`` and (b) twice: with ``qlib.heavy_traffic.simulate_jsq``
+(the occupancy chain, O(1) per event, no per-server state) and with
+``qlib.tasks.simulate_tasks`` (per-server FIFO queues, the same routing
+buckets as the peers), so that on (b) the ratio to a peer splits into an
+engine ratio (per-server qlib / peer) and an algorithm ratio (chain /
+per-server qlib).
 
 1. Agreement first: on a small case every peer's time-averaged occupancy
    ``q(1..3)`` must agree with qlib's within the Bonferroni-corrected 95%
    confidence band of the difference (batch-means standard errors, Student t
    with 19 degrees of freedom), and that band must be narrow enough to mean
    something (combined s.e. <= ``MAX_SE``); otherwise the peer's speed does not
-   count and the script fails.
+   count and the script fails.  On model (b) every simulator is also checked
+   at n = 1000 against the exact stationary means (``stationary_jsq``):
+   independent replications started from the exact law, Holm over the family.
 2. Speed: events per CPU second (``time.process_time``: arrivals + departures
    + resampling epochs, counted the same way everywhere), each run sized by a
    short pilot to take about a fixed CPU time, and the ratios to qlib measured
@@ -20,7 +27,9 @@ total arrival rate ``n - BETA sqrt(n)``.  qlib runs (a) with
    memory per server, and the numba compile / cached start times.
 
 Usage: ``python benchmarks/bench_peers.py`` (prints a summary);
-``benchmarks/run_all.py`` calls :func:`run` and writes ``results.json``.
+``benchmarks/run_all.py`` calls :func:`run` and writes ``results.json``;
+``python benchmarks/bench_peers.py --complete`` re-runs only the model (b)
+parts and merges them into ``results.json`` (and redraws ``results.png``).
 """
 from __future__ import annotations
 
@@ -42,14 +51,15 @@ import numpy as np  # noqa: E402
 from scipy.stats import t as student_t  # noqa: E402
 
 import qlib  # noqa: E402
-from qlib import fluid, graphs, heavy_traffic  # noqa: E402
+from qlib import fluid, graphs, heavy_traffic, stats, tasks  # noqa: E402
 from benchmarks.peers import ciw_jsq, heapq_jsq, simpy_jsq  # noqa: E402
 
 LAM = 0.9       # model (a): arrival rate per server
 BETA = 1.0      # model (b): Halfin-Whitt parameter
 PEERS = {"heapq": heapq_jsq, "simpy": simpy_jsq, "ciw": ciw_jsq}
 # CPU seconds per speed measurement (Ciw is O(n) per event: keep it <= 30 s)
-TARGET_CPU = {"qlib": 0.6, "heapq": 1.5, "simpy": 2.0, "ciw": 12.0}
+TARGET_CPU = {"qlib": 0.6, "qlib-tasks": 0.6, "heapq": 1.5, "simpy": 2.0,
+              "ciw": 12.0}
 MAX_SE = 0.01   # agreement checks must resolve the occupancy to ~1%
 FAMILY_ALPHA = 0.05
 
@@ -87,6 +97,21 @@ def qlib_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20):
                 cpu_time=cpu)
 
 
+def qlib_tasks_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20,
+                        initial=None):
+    """Model (b) per server in qlib's engine: ``qlib.tasks.simulate_tasks``
+    (numba; the routing buckets of the heapq peer, a departure heap)."""
+    c0 = time.process_time()
+    r = tasks.simulate_tasks(n, beta, t_end=t_end, burn_in=burn_in, seed=seed,
+                             batches=batches, initial=initial, max_waits=0)
+    cpu = time.process_time() - c0
+    q1 = r.mean_tasks - r.mean_waiting          # N - (N - Q_1)
+    occ = [1.0, q1 / n, r.mean_q2 / n, r.mean_q3 / n]
+    return dict(engine="qlib-tasks", model="complete", n=n, mu=math.nan,
+                t_end=t_end, occupancy=occ, occupancy_se=[math.nan] * 4,
+                events=r.events, cpu_time=cpu)
+
+
 def _peer(engine, model, n, mu, **kw):
     mod = PEERS[engine]
     if model == "ring":
@@ -113,9 +138,12 @@ def run_one(engine, model, n, mu, *, seed=1):
             if model == "ring":
                 return qlib_ring(n, LAM, mu, t_end=t_end, seed=s)
             return qlib_complete(n, BETA, t_end=t_end, seed=s)
+        if engine == "qlib-tasks":
+            return qlib_tasks_complete(n, BETA, t_end=t_end, seed=s)
         return _peer(engine, model, n, mu, t_end=t_end, seed=s)
 
-    pilot_events = {"qlib": 2e5, "heapq": 2e4, "simpy": 3e3, "ciw": 300}[engine]
+    pilot_events = {"qlib": 2e5, "qlib-tasks": 2e5, "heapq": 2e4, "simpy": 3e3,
+                    "ciw": 300}[engine]
     p = call(max(pilot_events / rate_t, 1e-3), seed + 1000)
     eps = p["events"] / max(p["cpu_time"], 1e-4)
     target = TARGET_CPU[engine]
@@ -141,25 +169,33 @@ AGREE = {
 LEVELS = (1, 2, 3)
 
 
-def agreement(log=print):
-    """Every peer against qlib on the small cases; raises AssertionError."""
+def agreement(log=print, models=tuple(AGREE)):
+    """Every peer against qlib on the small cases; raises AssertionError.
+
+    The Bonferroni quantile is for the whole family (both models) even when
+    ``models`` runs only some of them.
+    """
     n_tests = len(AGREE) * len(PEERS) * len(LEVELS)
     z = float(student_t.ppf(1 - FAMILY_ALPHA / (2 * n_tests), 19))
     rows = []
-    for model, c in AGREE.items():
+    for model in models:
+        c = AGREE[model]
         if model == "ring":
             ref = qlib_ring(c["n"], c["lam"], c["mu"], t_end=c["qlib_t_end"],
                             burn_in=c["burn_in"], seed=7)
         else:
             ref = qlib_complete(c["n"], c["beta"], t_end=c["qlib_t_end"],
                                 burn_in=c["burn_in"], seed=7)
-        for engine, mod in PEERS.items():
+        for k, (engine, mod) in enumerate(PEERS.items()):
             if model == "ring":
                 r = mod.ring(c["n"], c["lam"], c["mu"], t_end=c["t_end"],
                              burn_in=c["burn_in"], seed=11)
             else:
+                # a seed per peer: with one seed the heapq loop and Ciw (both
+                # on Python's Mersenne Twister, drawing in the same order)
+                # would run the same path on (b), and the checks would repeat
                 r = mod.complete(c["n"], c["beta"], t_end=c["t_end"],
-                                 burn_in=c["burn_in"], seed=11)
+                                 burn_in=c["burn_in"], seed=11 + k)
             for i in LEVELS:
                 p = r.occupancy[i] if i < len(r.occupancy) else 0.0
                 ps = r.occupancy_se[i] if i < len(r.occupancy_se) else 0.0
@@ -180,8 +216,19 @@ def agreement(log=print):
 
 
 # --------------------------------------------------------------- speed ----
+COMPLETE_ENGINES = ("qlib", "qlib-tasks", "heapq", "simpy", "ciw")
+
+
 def speed(log=print, ns_ring=(1000, 10000), ns_complete=(1000, 10000)):
-    """Events/s of every engine on both models, and the ratios to qlib."""
+    """Events/s of every engine on both models, and the ratios to qlib.
+
+    ``ratios``: qlib (``simulate`` on the ring, the occupancy chain
+    ``simulate_jsq`` on the complete graph) over each peer.  On the complete
+    graph that ratio mixes engine and algorithm, so ``ratios_complete``
+    splits it: ``engine`` = per-server qlib (``qlib.tasks``) over the peer,
+    same algorithm; ``algorithm`` = occupancy chain over per-server qlib,
+    same engine; ``total`` = their product.
+    """
     rows = []
     for n in ns_ring:
         for lab, mu in mu_grid(n):
@@ -191,33 +238,128 @@ def speed(log=print, ns_ring=(1000, 10000), ns_complete=(1000, 10000)):
                 r = run_one(engine, "ring", n, mu)
                 r["mu_label"] = lab
                 rows.append(r)
-                log(f"  speed ring     n={n:>6} mu={lab:>5} {engine:6s} "
+                log(f"  speed ring     n={n:>6} mu={lab:>5} {engine:10s} "
                     f"{r['events_per_s']:12.4g} events/s "
                     f"({r['events']} events, {r['cpu_time']:.2f} s CPU)")
     for n in ns_complete:
-        for engine in ("qlib", "heapq", "simpy", "ciw"):
+        for engine in COMPLETE_ENGINES:
             if engine == "ciw" and n > 1000:
                 continue
             r = run_one(engine, "complete", n, math.nan)
             r["mu_label"] = "-"
             rows.append(r)
-            log(f"  speed complete n={n:>6}          {engine:6s} "
+            log(f"  speed complete n={n:>6}          {engine:10s} "
                 f"{r['events_per_s']:12.4g} events/s "
                 f"({r['events']} events, {r['cpu_time']:.2f} s CPU)")
-    ratios = []
-    for r in rows:
-        if r["engine"] == "qlib":
-            continue
-        q = [x for x in rows if x["engine"] == "qlib" and x["model"] == r["model"]
-             and x["n"] == r["n"] and x["mu_label"] == r["mu_label"]][0]
-        ratios.append(dict(model=r["model"], n=r["n"], mu_label=r["mu_label"],
-                           engine=r["engine"],
-                           qlib_events_per_s=q["events_per_s"],
-                           peer_events_per_s=r["events_per_s"],
-                           ratio=q["events_per_s"] / r["events_per_s"]))
+    ratios, split = _ratios(rows)
     for r in rows:
         r["mu"] = _label(r["mu"]) if not math.isnan(r["mu"]) else None
-    return rows, ratios
+    return rows, ratios, split
+
+
+def _ratios(rows):
+    def eps(engine, model, n, lab):
+        hit = [x for x in rows if (x["engine"], x["model"], x["n"], x["mu_label"])
+               == (engine, model, n, lab)]
+        return hit[0]["events_per_s"] if hit else None
+
+    ratios, split = [], []
+    for r in rows:
+        if r["engine"] in ("qlib", "qlib-tasks"):
+            continue
+        key = (r["model"], r["n"], r["mu_label"])
+        q = eps("qlib", *key)
+        ratios.append(dict(model=r["model"], n=r["n"], mu_label=r["mu_label"],
+                           engine=r["engine"], qlib_events_per_s=q,
+                           peer_events_per_s=r["events_per_s"],
+                           ratio=q / r["events_per_s"]))
+        t = eps("qlib-tasks", *key)
+        if r["model"] == "complete" and t is not None:
+            split.append(dict(n=r["n"], engine=r["engine"], chain_events_per_s=q,
+                              tasks_events_per_s=t, peer_events_per_s=r["events_per_s"],
+                              engine_ratio=t / r["events_per_s"],
+                              algorithm_ratio=q / t, total=q / r["events_per_s"]))
+    return ratios, split
+
+
+# ---------------------------------------------- agreement with the exact law ----
+# model (b) at the benchmark's n: every simulator of the complete graph (the
+# occupancy chain, per-server qlib and the three peers) runs r independent
+# replications, each started from an independent draw of the exact stationary
+# law of the occupancy (heavy_traffic.stationary_jsq), so that its time
+# average over [0, T] is an unbiased estimate of the stationary mean for any T.
+# engine: (replications r, length T); the slow engines get short runs (their
+# detectable deviations are reported)
+EXACT_RUNS = {"qlib": (20, 500.0), "qlib-tasks": (20, 500.0), "heapq": (20, 100.0),
+              "simpy": (20, 10.0), "ciw": (10, 1.0)}
+
+
+def _stationary_draws(st, r, rng):
+    idx = rng.choice(st.pi.size, size=r, p=st.pi / st.pi.sum())
+    out = []
+    for row in st.states[idx]:
+        row = [int(v) for v in row]
+        while row and row[-1] == 0:
+            row.pop()
+        out.append(row)
+    return out
+
+
+def _scaled(engine, n, T, init, seed):
+    """(E[n - Q_1], E[Q_2]) / sqrt(n), time-averaged over [0, T]: one replication."""
+    if engine == "qlib":
+        r = heavy_traffic.simulate_jsq(n, BETA, t_end=T, seed=seed, initial=init)
+        return r.mean_idle / math.sqrt(n), r.mean_q2 / math.sqrt(n)
+    if engine == "qlib-tasks":
+        occ = qlib_tasks_complete(n, BETA, t_end=T, seed=seed, initial=init)["occupancy"]
+    else:
+        occ = PEERS[engine].complete(n, BETA, t_end=T, seed=seed, initial=init).occupancy
+    occ = list(occ) + [0.0] * 3
+    return n * (1 - occ[1]) / math.sqrt(n), n * occ[2] / math.sqrt(n)
+
+
+def agreement_exact(log=print, n=1000, runs=None, seed=2027):
+    """Every simulator of model (b) at ``n`` against the exact stationary means.
+
+    Quantities: ``E[n - Q_1]/sqrt(n)`` (= ``beta`` by rate balance) and
+    ``E[Q_2]/sqrt(n)``; one Holm family over all engines and both
+    quantities, Student t with ``r - 1`` degrees of freedom.  Raises
+    AssertionError if the family rejects.
+    """
+    runs = dict(EXACT_RUNS if runs is None else runs)
+    c0 = time.process_time()
+    st = heavy_traffic.stationary_jsq(n, BETA)
+    exact = dict(idle=st.mean_idle / math.sqrt(n), q2=st.mean_q2 / math.sqrt(n))
+    log(f"  exact chain n={n}: E[n-Q1]/sqrt n = {exact['idle']:.6f}, "
+        f"E[Q2]/sqrt n = {exact['q2']:.6f} ({st.pi.size} states, truncated mass "
+        f"{st.truncated_mass:.1e}, {time.process_time() - c0:.1f} s CPU)")
+    ss = np.random.SeedSequence(seed)
+    rows = []
+    for (engine, (r, T)), child in zip(runs.items(), ss.spawn(len(runs))):
+        rng = np.random.default_rng(child)
+        c1 = time.process_time()
+        vals = np.array([_scaled(engine, n, T, init, int(rng.integers(2**31)))
+                         for init in _stationary_draws(st, r, rng)])
+        cpu = time.process_time() - c1
+        for j, qty in enumerate(("idle", "q2")):
+            ci = stats.replication_ci(vals[:, j])
+            rows.append(dict(engine=engine, quantity=qty, r=r, T=T, estimate=ci.mean,
+                             se=ci.se, df=ci.df, exact=exact[qty], cpu_s=cpu))
+        log(f"  exact-agree {engine:10s} r={r} T={T:g}: idle {rows[-2]['estimate']:.4f} "
+            f"± {rows[-2]['se']:.4f}, q2 {rows[-1]['estimate']:.4f} ± {rows[-1]['se']:.4f} "
+            f"({cpu:.1f} s CPU)")
+    fam = stats.simultaneous([x["estimate"] for x in rows], [x["se"] for x in rows],
+                             [x["df"] for x in rows], [x["exact"] for x in rows])
+    for x, t, c, d, rej in zip(rows, fam.t, fam.crit, fam.detectable, fam.reject):
+        x.update(t=float(t), crit=float(c), detectable=float(d), rejected=bool(rej))
+    log("  " + fam.report(f"model (b), n = {n}, against the exact chain"))
+    out = dict(n=n, beta=BETA, seed=seed, exact=exact, states=int(st.pi.size),
+               truncated_mass=float(st.truncated_mass),
+               balance_bound=float(st.balance_bound), rows=rows,
+               level=fam.level, method=fam.method, passed=fam.passed,
+               report=fam.report(f"model (b), n = {n}, against the exact chain"))
+    assert fam.passed, out["report"]
+    return out
 
 
 # -------------------------------------------------------------- scaling ----
@@ -318,7 +460,9 @@ def run(log=print):
     log("agreement (a peer's speed counts only if it reproduces qlib):")
     out["agreement"], out["agreement_z"] = agreement(log)
     log("speed:")
-    out["speed"], out["ratios"] = speed(log)
+    log("agreement with the exact chain, model (b) at n = 1000:")
+    out["agreement_exact"] = agreement_exact(log)
+    out["speed"], out["ratios"], out["ratios_complete"] = speed(log)
     log("qlib scaling:")
     out["scaling"], out["cost_per_event_spread"] = scaling(log)
     out["memory"] = memory()
@@ -350,6 +494,47 @@ def run(log=print):
     return out
 
 
+def run_complete(path=ROOT / "benchmarks" / "results.json", log=print):
+    """Re-run only the model (b) parts and merge them into ``results.json``.
+
+    The n = 20 agreement rows of model (b), the agreement with the exact
+    chain at n = 1000, and the speed of every engine on model (b); the ring
+    rows, the scaling, memory and numba entries are kept as they were.  The
+    file records which parts were re-run and when (``partial_updates``).
+    """
+    import datetime
+    import ciw
+    import simpy
+    heavy_traffic.simulate_jsq(10, 1.0, t_end=10.0, seed=0)
+    tasks.simulate_tasks(10, 1.0, t_end=10.0, seed=0)
+    res = json.loads(Path(path).read_text())
+    res["versions"].update(simpy=simpy.__version__, ciw=ciw.__version__)
+    log("agreement, model (b) at n = 20:")
+    rows, z = agreement(log, models=("complete",))
+    assert abs(z - res["agreement_z"]) < 1e-12
+    res["agreement"] = [r for r in res["agreement"] if r["model"] != "complete"] + rows
+    log("agreement with the exact chain, model (b) at n = 1000:")
+    res["agreement_exact"] = agreement_exact(log)
+    log("speed, model (b):")
+    sp, _, _ = speed(log, ns_ring=())
+    res["speed"] = [r for r in res["speed"] if r["model"] != "complete"] + sp
+    res["ratios"], res["ratios_complete"] = _ratios(
+        [dict(r, mu=0.0) for r in res["speed"]])
+    import platform
+    res.setdefault("partial_updates", []).append(dict(
+        parts="model (b): agreement n = 20, agreement_exact, speed, ratios",
+        when=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        load_average=list(os.getloadavg()), python=platform.python_version()))
+    Path(path).write_text(json.dumps(res, indent=1, default=float) + "\n")
+    log(f"wrote {path}")
+    from benchmarks.run_all import plot
+    plot(res, Path(path).with_suffix(".png"))
+    return res
+
+
 if __name__ == "__main__":
-    res = run()
-    print(json.dumps(res["targets"], indent=1))
+    if "--complete" in sys.argv[1:]:
+        run_complete()
+    else:
+        res = run()
+        print(json.dumps(res["targets"], indent=1))

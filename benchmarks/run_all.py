@@ -99,14 +99,21 @@ def run_script(name):
                 wall_s=time.perf_counter() - w0, stdout=p.stdout[-20000:])
 
 
-def plot(res, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+COLOURS = {"qlib": "C0", "qlib-tasks": "C4", "heapq": "C2", "simpy": "C1", "ciw": "C3"}
+
+
+def speed_panels(res, ax):
+    """Draw events per CPU second (``ax[0]``) and the ratios at n = 1000 (``ax[1]``).
+
+    (a): qlib ÷ peer, the same algorithm in both.  (b): split into the engine
+    ratio (per-server qlib ÷ peer, the same algorithm) and the algorithm
+    ratio (occupancy chain ÷ per-server qlib, the same engine); the ratio of
+    the chain to a peer is their product.  Used by :func:`plot` and by the
+    chapter ``performance.md``.
+    """
     import numpy as np
 
-    colours = {"qlib": "C0", "heapq": "C2", "simpy": "C1", "ciw": "C3"}
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
+    colours = COLOURS
     sp = res["speed"]
     for engine, c in colours.items():
         for model, mk, ls in (("ring", "o", "-"), ("complete", "s", "--")):
@@ -115,26 +122,45 @@ def plot(res, path):
                          and r["mu_label"] in ("log n", "-"))
             if pts:
                 x, y = zip(*pts)
+                name = {("qlib", "complete"): "qlib occupancy chain",
+                        ("qlib-tasks", "complete"): "qlib per server"}.get((engine, model), engine)
                 ax[0].plot(x, y, ls, marker=mk, color=c,
-                           label=f"{engine}, {'(a) ring, μ = log n' if model == 'ring' else '(b) complete'}")
+                           label=f"{name}, {'(a) μ = log n' if model == 'ring' else '(b)'}")
     ax[0].set(xscale="log", yscale="log", xlabel="n", ylabel="events per CPU second",
               title="Events per CPU second")
-    ax[0].legend(fontsize=7)
+    ax[0].legend(fontsize=6)
     groups = [("ring", "0", "(a) μ = 0"), ("ring", "log n", "(a) μ = log n"),
-              ("ring", "inf", "(a) μ = ∞"), ("complete", "-", "(b) complete")]
+              ("ring", "inf", "(a) μ = ∞")]
     ratio = {(r["model"], r["mu_label"], r["engine"]): r["ratio"]
              for r in res["ratios"] if r["n"] == 1000}
+    split = {r["engine"]: r for r in res.get("ratios_complete", []) if r["n"] == 1000}
     for k, engine in enumerate(("heapq", "simpy", "ciw")):
-        ax[1].bar(np.arange(4) + (k - 1) * 0.27,
-                  [ratio.get((m, lab, engine), np.nan) for m, lab, _ in groups],
-                  width=0.27, color=colours[engine], label=engine)
-    ax[1].set_xticks(range(4), [g[2] for g in groups], fontsize=8)
-    ax[1].set(yscale="log", ylabel="qlib events/s ÷ peer events/s",
-              title="Speed-up of qlib at n = 1000")
-    ax[1].set_ylim(top=30 * max(ratio.values()))
-    ax[1].legend(fontsize=8, loc="upper center", ncol=3)
+        vals = [ratio.get((m, lab, engine), np.nan) for m, lab, _ in groups]
+        vals.append(split[engine]["engine_ratio"] if engine in split else np.nan)
+        ax[1].bar(np.arange(4) + (k - 1) * 0.27, vals, width=0.27,
+                  color=colours[engine], label=engine)
+    if split:
+        ax[1].bar([4], [next(iter(split.values()))["algorithm_ratio"]], width=0.27,
+                  color=colours["qlib"], label="chain ÷ qlib per server")
+    ax[1].set_xticks(range(5), [g[2] for g in groups]
+                     + ["(b) engine:\nqlib per server\n÷ peer",
+                        "(b) algorithm:\nchain ÷\nqlib per server"], fontsize=7)
+    ax[1].set(yscale="log", ylabel="ratio of events per CPU second",
+              title="Speed-up at n = 1000 ((a): qlib ÷ peer)")
+    allv = list(ratio.values()) + [r["engine_ratio"] for r in split.values()]
+    ax[1].set_ylim(1, 30 * max(allv))
+    ax[1].legend(fontsize=7, loc="upper center", ncol=2)
     for y in (100, 1e4):
         ax[1].axhline(y, color="grey", lw=0.8, ls=":")
+
+
+def plot(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 3, figsize=(16, 4.6))
+    speed_panels(res, ax)
     for k, lab in enumerate(("0", "log log n", "log n", "n", "inf")):
         pts = sorted((r["n"], r["ns_per_event"]) for r in res["scaling"]
                      if r["mu_label"] == lab)

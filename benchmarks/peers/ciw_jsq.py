@@ -15,9 +15,13 @@ hook for state statistics) through the tracker's accept/release callbacks.
   routing decision at time ``t`` its epochs up to ``t`` are drawn (and
   counted as events) and the permutation is redrawn once if there was any --
   the same law, since only the last redraw before an arrival matters;
-* :func:`complete` -- model (b): Ciw's own ``ciw.routing.LoadBalancing``
-  router (join the node with the fewest individuals, ties random) over all
-  server nodes, total rate ``n - beta sqrt(n)``.
+* :func:`complete` -- model (b): JSQ over all server nodes, total rate
+  ``n - beta sqrt(n)``, by default with a router that reads the shortest
+  queues from buckets kept by the state tracker (O(1) per arrival, the
+  algorithm of the other per-server simulators); ``router="ciw"`` uses Ciw's
+  own ``ciw.routing.LoadBalancing`` (a scan of all nodes per arrival).
+  Ciw's event loop itself costs O(n) per event (it asks every node for its
+  next event date), whatever the router.
 """
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ import time
 
 import ciw
 
-from .common import LazyPermutation, Occupancy, PeerResult, hw_rate, ring_neighbours
+from .common import (Buckets, LazyPermutation, Occupancy, PeerResult, hw_rate,
+                     queues_from_occupancy, ring_neighbours)
 
 __all__ = ["ring", "complete"]
 
@@ -130,12 +135,74 @@ def ring(n, lam, mu=0.0, *, t_end, burn_in=0.0, seed=0, batches=20):
                       router.resamples, cpu)
 
 
-def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20):
-    """JSQ by Ciw's ``LoadBalancing`` router over ``n`` server nodes."""
+class BucketTracker(OccupancyTracker):
+    """:class:`OccupancyTracker` that also keeps the servers in buckets by
+    queue length (:class:`benchmarks.peers.common.Buckets`) for the router."""
+
+    def __init__(self, occ, n):
+        super().__init__(occ)
+        self.buckets = Buckets([0] * n)
+
+    def change_state_accept(self, node, ind):
+        if node.id_number >= 2:
+            self.buckets.move(node.id_number - 2, node.number_of_individuals)
+            self.occ.up(node.now, node.number_of_individuals)
+
+    def change_state_release(self, node, destination, ind, blocked):
+        if node.id_number >= 2:
+            self.buckets.move(node.id_number - 2, node.number_of_individuals)
+            self.occ.down(node.now, node.number_of_individuals + 1)
+            self.departures += 1
+
+
+class BucketJSQ(ciw.routing.NodeRouting):
+    """JSQ over all server nodes in O(1): a uniform server among the shortest
+    queues, read from the tracker's buckets (ties uniform, as Ciw's own
+    ``LoadBalancing(tie_break="random")``, which scans all ``n`` nodes)."""
+
+    def __init__(self, tracker):
+        self.tracker = tracker
+
+    def next_node(self, ind):
+        s = self.tracker.buckets.pick(random.random)
+        return self.simulation.nodes[s + 2]
+
+
+def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20, initial=None,
+             router="buckets"):
+    """JSQ over ``n`` server nodes, total arrival rate ``n - beta sqrt(n)``.
+
+    ``router="buckets"`` (default): :class:`BucketJSQ`, O(1) per arrival, the
+    routing of the other per-server simulators; ``router="ciw"``: Ciw's own
+    ``ciw.routing.LoadBalancing`` (a scan of the ``n`` nodes per arrival).
+    ``initial``: occupancy counts ``(Q_1, Q_2, ...)`` at time 0, placed in
+    the server nodes with ``Node.accept`` before the run (Ciw has no other
+    way to start a non-empty network).
+    """
     lam_n = hw_rate(n, beta)
     ciw.seed(seed)
-    router = ciw.routing.LoadBalancing(destinations=list(range(2, n + 2)),
+    occ = Occupancy(n, t_end, burn_in, batches)
+    tracker = BucketTracker(occ, n)
+    if router == "buckets":
+        rt = BucketJSQ(tracker)
+    elif router == "ciw":
+        rt = ciw.routing.LoadBalancing(destinations=list(range(2, n + 2)),
                                        tie_break="random")
-    q, se, arr, dep, cpu, _ = _run(n, lam_n, router, t_end, burn_in, batches)
+    else:
+        raise ValueError(f"router must be 'buckets' or 'ciw', got {router!r}")
+    sim = ciw.Simulation(_network(n, lam_n, rt), tracker=tracker)
+    k0 = 0
+    for s, k in enumerate(queues_from_occupancy(n, initial)):
+        node = sim.nodes[s + 2]
+        for _ in range(k):
+            k0 += 1
+            node.accept(sim.IndividualType(-k0, "Customer", 0, simulation=sim))
+        node.update_next_event_date()
+    c0 = time.process_time()
+    sim.simulate_until_max_time(t_end)
+    q, se = occ.finish()
+    cpu = time.process_time() - c0
+    dep = tracker.departures
+    arr = sum(occ.Q[1:]) + dep - k0  # tasks in system + gone - initial
     return PeerResult("ciw", "complete", n, math.nan, t_end, q, se, arr + dep,
-                      arr, dep, 0, cpu, {"beta": beta})
+                      arr, dep, 0, cpu, {"beta": beta, "router": router})

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 __all__ = ["LazyPermutation", "Occupancy", "PeerResult", "ring_neighbours",
-           "hw_rate"]
+           "hw_rate", "queues_from_occupancy", "Buckets"]
 
 
 def ring_neighbours(n):
@@ -32,6 +32,71 @@ def hw_rate(n, beta):
     if not lam > 0:
         raise ValueError(f"beta must be < sqrt(n), got beta={beta}, n={n}")
     return lam
+
+
+def queues_from_occupancy(n, initial):
+    """Queue length of every server for occupancy counts ``(Q_1, Q_2, ...)``.
+
+    Server ``s`` gets ``#{i : Q_i > s}`` tasks (any assignment will do: on the
+    complete graph the servers are exchangeable).  ``None``: all empty.
+    """
+    X = [0] * n
+    if initial is None:
+        return X
+    prev = n
+    for q in initial:
+        q = int(q)
+        if not 0 <= q <= prev:
+            raise ValueError(f"initial must be non-increasing in [0, n = {n}], got {list(initial)}")
+        for s in range(q):
+            X[s] += 1
+        prev = q
+    return X
+
+
+class Buckets:
+    """Servers grouped by queue length, for JSQ on the complete graph in O(1).
+
+    ``members[k]`` lists the servers holding ``k`` tasks, ``where[s]`` is the
+    index of ``s`` in its list and ``m`` is the shortest queue length: the
+    routing of ``qlib.tasks.simulate_tasks`` and of the heapq peer, so that
+    every per-server simulator of model (b) runs the same algorithm.
+    """
+
+    __slots__ = ("members", "where", "m", "X")
+
+    def __init__(self, X):
+        self.X = list(X)
+        top = max(self.X, default=0)
+        self.members = [[] for _ in range(top + 1)]
+        self.where = [0] * len(self.X)
+        for s, k in enumerate(self.X):
+            self.where[s] = len(self.members[k])
+            self.members[k].append(s)
+        self.m = min(self.X, default=0)
+
+    def pick(self, rand):
+        """A uniform server among the shortest queues (not yet moved)."""
+        lst = self.members[self.m]
+        return lst[int(rand() * len(lst))]
+
+    def move(self, s, b):
+        """Server ``s`` now holds ``b`` tasks (``b = X[s] ± 1``)."""
+        a = self.X[s]
+        lst = self.members[a]
+        i, last = self.where[s], lst[-1]
+        lst[i] = last
+        self.where[last] = i
+        lst.pop()
+        if b == len(self.members):
+            self.members.append([])
+        self.where[s] = len(self.members[b])
+        self.members[b].append(s)
+        self.X[s] = b
+        if b < self.m:
+            self.m = b
+        elif a == self.m and not lst:
+            self.m = b
 
 
 class LazyPermutation:

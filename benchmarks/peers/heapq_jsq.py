@@ -20,7 +20,8 @@ import math
 import random
 import time
 
-from .common import LazyPermutation, Occupancy, PeerResult, hw_rate, ring_neighbours
+from .common import (LazyPermutation, Occupancy, PeerResult, hw_rate,
+                     queues_from_occupancy, ring_neighbours)
 
 __all__ = ["ring", "complete"]
 
@@ -89,17 +90,24 @@ def ring(n, lam, mu=0.0, *, t_end, burn_in=0.0, seed=0, batches=20):
                       departures, resamples, cpu)
 
 
-def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20):
-    """JSQ on ``n`` fully connected servers, total arrival rate ``n - beta sqrt(n)``."""
+def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20, initial=None):
+    """JSQ on ``n`` fully connected servers, total arrival rate ``n - beta sqrt(n)``.
+
+    ``initial``: occupancy counts ``(Q_1, Q_2, ...)`` at time 0 (``None``:
+    empty); see :func:`benchmarks.peers.common.queues_from_occupancy`.
+    """
     lam_n = hw_rate(n, beta)
     rng = random.Random(seed)
     expo, rand = rng.expovariate, rng.random
     occ = Occupancy(n, t_end, burn_in, batches)
-    X = [0] * n
+    X = queues_from_occupancy(n, initial)
     # members[k]: the servers holding k tasks; where[s]: index of s in its list
-    members = [list(range(n))]
-    where = list(range(n))
-    m = 0  # the shortest queue length: members[m] is the first non-empty list
+    members = [[] for _ in range(max(X) + 1)]
+    where = [0] * n
+    for s, k in enumerate(X):
+        where[s] = len(members[k])
+        members[k].append(s)
+    m = min(X)  # the shortest queue length: members[m] is the first non-empty list
 
     def move(s, a, b):
         lst = members[a]
@@ -114,6 +122,12 @@ def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20):
 
     c0 = time.process_time()
     heap = [(expo(lam_n), _ARR, -1)]
+    for s, k in enumerate(X):
+        for lv in range(1, k + 1):
+            occ.up(0.0, lv)
+        if k:
+            heap.append((expo(1.0), _DEP, s))
+    heapq.heapify(heap)
     arrivals = departures = 0
     push, pop = heapq.heappush, heapq.heappop
     while True:

@@ -9,8 +9,9 @@ The queue length of a server is ``res.count + len(res.queue)``.
 * :func:`ring` -- model (a), closed neighbourhoods of a resampled ring with the
   same lazy permutation as ``qlib.simulate``, ties uniform;
 * :func:`complete` -- model (b), JSQ over all ``n`` resources (SimPy has no
-  router: a scan for the shortest, ties uniform), total rate
-  ``n - beta sqrt(n)``.
+  router: the shortest queue is kept in buckets of servers by queue length,
+  O(1) per event, as in the heapq peer and ``qlib.tasks``; ties uniform),
+  total rate ``n - beta sqrt(n)``.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import time
 
 import simpy
 
-from .common import LazyPermutation, Occupancy, PeerResult, hw_rate, ring_neighbours
+from .common import (Buckets, LazyPermutation, Occupancy, PeerResult, hw_rate,
+                     queues_from_occupancy, ring_neighbours)
 
 __all__ = ["ring", "complete"]
 
@@ -95,8 +97,26 @@ def ring(n, lam, mu=0.0, *, t_end, burn_in=0.0, seed=0, batches=20):
                       cnt.departures, cnt.resamples, cpu)
 
 
-def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20):
-    """JSQ over all ``n`` servers, total arrival rate ``n - beta sqrt(n)``."""
+def _task_b(env, res, s, occ, cnt, expo, bk):
+    """A task at server ``s`` of model (b), already counted in ``bk`` and ``occ``."""
+    with res.request() as req:
+        yield req
+        yield env.timeout(expo(1.0))
+        lv = bk.X[s]
+        bk.move(s, lv - 1)
+        occ.down(env.now, lv)
+    cnt.departures += 1
+
+
+def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20, initial=None):
+    """JSQ over all ``n`` servers, total arrival rate ``n - beta sqrt(n)``.
+
+    SimPy has no router; the shortest queue is found in O(1) from buckets of
+    servers by queue length (:class:`benchmarks.peers.common.Buckets`, the
+    routing of the heapq peer and of ``qlib.tasks``), so that SimPy and the
+    other per-server simulators run the same algorithm.  ``initial``:
+    occupancy counts ``(Q_1, Q_2, ...)`` at time 0 (``None``: empty).
+    """
     lam_n = hw_rate(n, beta)
     rng = random.Random(seed)
     expo, rand = rng.expovariate, rng.random
@@ -104,18 +124,24 @@ def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20):
     cnt = _Counts()
     env = simpy.Environment()
     servers = [simpy.Resource(env, capacity=1) for _ in range(n)]
+    X0 = queues_from_occupancy(n, initial)
+    bk = Buckets([0] * n)
+
+    def arrive(s):
+        bk.move(s, bk.X[s] + 1)
+        occ.up(env.now, bk.X[s])
+        env.process(_task_b(env, servers[s], s, occ, cnt, expo, bk))
 
     def arrivals():
         while True:
             yield env.timeout(expo(lam_n))
-            loads = [r.count + len(r.queue) for r in servers]
-            m = min(loads)
-            cand = [i for i, x in enumerate(loads) if x == m]
-            s = cand[int(rand() * len(cand))]
+            arrive(bk.pick(rand))
             cnt.arrivals += 1
-            env.process(_task(env, servers[s], occ, cnt, expo))
 
     c0 = time.process_time()
+    for s, k in enumerate(X0):       # the initial tasks, in FIFO order
+        for _ in range(k):
+            arrive(s)
     env.process(arrivals())
     env.run(until=t_end)
     q, se = occ.finish()
