@@ -11,6 +11,8 @@ venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
+	# requirements.txt pins qlib's dependencies and its optional extra qlib[sweep]
+	# (dask[distributed], xarray, zarr), so the editable install needs --no-deps
 	$(BIN)/python -m pip install -r requirements.txt
 	$(BIN)/python -m pip install --no-deps -e .
 	touch $(STAMP)

@@ -13,6 +13,7 @@ Each module holds one idea:
 ``qlib.ou_stationary``  the stationary law of its diffusion limit, on a grid
 ``qlib.tasks``     the same, task by task: per-server FIFO queues, measured waits
 ``qlib.stats``     honest error bars: replications, batch means, families, power
+``qlib.sweep``     parameter sweeps on Dask (optional extra ``qlib[sweep]``)
 """
 
 __version__ = "0.1.0"
@@ -26,3 +27,8 @@ from qlib.simulate import (ReplicationResult, SimulationResult,  # noqa: E402
 
 __all__ += ["DegreeDistribution", "exact", "finite_n", "fluid", "graphs", "heavy_traffic", "ou_stationary", "stats", "tasks",
             "simulate", "SimulationResult", "replicate", "ReplicationResult"]
+
+# the module imports Dask/xarray only when a sweep runs
+from qlib.sweep import sweep  # noqa: E402
+
+__all__ += ["sweep"]
