@@ -11,6 +11,24 @@ several minutes of CPU per chapter.
 
 Usage: ``python benchmarks/experiments_full.py [experiments|bounded_resampling]``
 (default: both).  Exits non-zero if a chapter fails.
+
+The paper's grid itself runs on :func:`qlib.sweep` (Dask; on one machine or a
+cluster, resumable from a Zarr store)::
+
+    python benchmarks/experiments_full.py grid [--workers 1,2] [--reps 20]
+        [--ns 1500,5000] [--store DIR] [--scheduler tcp://host:8786]
+    python benchmarks/experiments_full.py overhead [--points 16]
+
+``grid``: the 18 cells of ``chapters/experiments.md`` (ring, triangles,
+double star × n × μ ∈ {0, log log n, log n}, λ = 0.9) with the chapter's
+FULL burn-ins and windows, ``--reps`` replications per cell, once per worker
+count of ``--workers`` (a LocalCluster of single-threaded processes, started
+before the clock runs), printing the wall time and the speed-up. The double
+star starts empty here (the chapter starts it from M/M/1 queues, which
+``qlib.sweep`` does not do), with the chapter's burn-in. The chapter's
+asserts are not applied: that is what the chapter mode is for.
+``overhead``: the same cheap points through ``qlib.sweep`` on one worker and
+through ``qlib.replicate`` in this process; prints the overhead per point.
 """
 from __future__ import annotations
 
@@ -46,7 +64,125 @@ def run(stem):
     return rc
 
 
+# ------------------------------------------------------- qlib.sweep ----
+LAM = 0.9
+
+
+def paper_points(ns=(1500, 5000), full=True):
+    """The 18 cells of chapters/experiments.md as explicit sweep points."""
+    import math
+    mus = {"static": lambda n: 0.0, "loglog": lambda n: math.log(math.log(n)),
+           "log": lambda n: math.log(n)}
+    pts = []
+    for top in ("ring", "triangles", "double star"):
+        for n in ns:
+            for m, mu_of in mus.items():
+                if top == "double star":   # hub cap K(n), burn-in 2 K(n) / (1 - λ)
+                    K = round(math.log(LAM * (n - 2) * (1 - LAM) / 2) / math.log(1 / LAM))
+                    burn, window = round(2 * K / (1 - LAM)), 750
+                elif m == "static":
+                    burn, window = (250, 400) if top == "ring" else (750, 1000)
+                else:
+                    burn, window = 200, 300
+                window *= 2 if full else 1
+                p = {"graph": {"ring": "ring", "triangles": "cliques",
+                               "double star": "double_star"}[top],
+                     "n": n + (-n) % 3 if top == "triangles" else n,
+                     "lam": LAM, "mu": mu_of(n), "burn_in": float(burn),
+                     "t_end": float(burn + window)}
+                if top == "triangles":
+                    p["k"] = 3
+                pts.append(p)
+    return pts
+
+
+def _cluster(workers):
+    from dask.distributed import Client, LocalCluster
+    cl = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=":0")
+    return cl, Client(cl)
+
+
+def grid(workers=(1, 2), reps=20, ns=(1500, 5000), store=None, scheduler=None):
+    import qlib
+    pts = paper_points(ns)
+    walls = {}
+    for w in ([None] if scheduler else workers):
+        if scheduler:
+            from dask.distributed import Client
+            cl, client = None, Client(scheduler)
+        else:
+            cl, client = _cluster(w)
+        try:
+            client.run(lambda: __import__("qlib.simulate"))   # imports and numba cache, off the clock
+            w0 = time.perf_counter()
+            ds = qlib.sweep(pts, replications=reps, t_end=1.0, seed=1001, client=client,
+                            store=store, progress=False)
+            walls[w] = time.perf_counter() - w0
+        finally:
+            client.close()
+            if cl is not None:
+                cl.close()
+        ev = int(ds.events.sum())
+        print(f"workers {w or scheduler}: {len(pts)} points x {reps} replications, "
+              f"{ev / 1e6:.0f} M events, wall {walls[w]:.1f} s, CPU on workers "
+              f"{float(ds.cpu_seconds.sum()):.1f} s", flush=True)
+    if 1 in walls:
+        for w, t in walls.items():
+            print(f"speed-up at {w} workers: {walls[1] / t:.2f}")
+    return 0
+
+
+def overhead(npts=16):
+    import warnings
+    import qlib
+    from qlib.simulate import replicate
+    from qlib.sweep import graph_for, point_seed
+    pts = [{"graph": "ring", "n": 100, "lam": 0.5, "mu": 1.0 + i} for i in range(npts)]
+    kw = dict(replications=2, t_end=10.0)
+    cl, client = _cluster(1)
+    try:
+        client.run(lambda: __import__("qlib.simulate"))
+        qlib.sweep(pts[:1], **kw, seed=0, client=client, progress=False)   # warm the kernel
+        w0 = time.perf_counter()
+        qlib.sweep(pts, **kw, seed=1, client=client, progress=False)
+        t_sweep = time.perf_counter() - w0
+    finally:
+        client.close()
+        cl.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        replicate(graph_for(pts[0], 0), 0.5, 1.0, seed=0, n_jobs=1, **kw)   # warm the kernel
+        w0 = time.perf_counter()
+        for p in pts:
+            replicate(graph_for(p, 1), p["lam"], p["mu"], seed=point_seed(1, p), n_jobs=1, **kw)
+        t_direct = time.perf_counter() - w0
+    print(f"{npts} cheap points (ring n=100, t_end=10, 2 replications): sweep on 1 worker "
+          f"{t_sweep:.2f} s, direct replicate {t_direct:.2f} s; overhead per point "
+          f"{(t_sweep - t_direct) / npts * 1e3:.0f} ms")
+    return 0
+
+
+def _opts(argv):
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--ns", default="1500,5000")
+    ap.add_argument("--store")
+    ap.add_argument("--scheduler")
+    ap.add_argument("--points", type=int, default=16)
+    return ap.parse_args(argv)
+
+
 def main(argv):
+    if argv and argv[0] in ("grid", "overhead"):
+        o = _opts(argv)
+        if o.mode == "overhead":
+            return overhead(o.points)
+        return grid(tuple(int(w) for w in o.workers.split(",")), o.reps,
+                    tuple(int(n) for n in o.ns.split(",")), o.store, o.scheduler)
     stems = argv or list(CHAPTERS)
     bad = [s for s in stems if s not in CHAPTERS]
     if bad:

@@ -520,7 +520,14 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
     keys = [_key(p) for p in pts]
     if len(set(keys)) < len(keys):
         raise ValueError("grid has repeated points")
-    import dask.distributed as dd   # noqa: F401  (fail here, before any work, if missing)
+    try:   # fail here, before any work, if the extra is missing
+        import dask.distributed as dd
+        import xarray  # noqa: F401
+        if store is not None:
+            import zarr  # noqa: F401
+    except ImportError as e:
+        raise ImportError(f"qlib.sweep needs the optional extra: pip install "
+                          f"'qlib[sweep]' (dask[distributed], xarray, zarr); {e}") from e
 
     meta = _meta(seed, replications, t_end, burn_in)
     results = [None] * len(pts)
@@ -552,15 +559,19 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
                               seed=seed, replications=int(replications),
                               t_end=t_end, burn_in=burn_in)
             where = {f.key: i for f, i in zip(futs, todo)}
-            for fut in dd.as_completed(futs):
-                i = where[fut.key]
-                res = fut.result()
-                if store is not None:
-                    _save_point(store, pts[i], res)
-                    res = _load_point(store, pts[i])   # what a resumed sweep will read
-                results[i] = res
-                if bar is not None:
-                    bar.update(1)
+            try:
+                for fut in dd.as_completed(futs):
+                    i = where[fut.key]
+                    res = fut.result()
+                    if store is not None:
+                        _save_point(store, pts[i], res)
+                        res = _load_point(store, pts[i])   # what a resumed sweep will read
+                    results[i] = res
+                    if bar is not None:
+                        bar.update(1)
+            except BaseException:
+                client.cancel(futs)   # a failed or interrupted sweep leaves no work queued
+                raise
     finally:
         if bar is not None:
             bar.close()
