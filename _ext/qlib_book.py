@@ -32,7 +32,27 @@ def _copy_notebooks(app, exception):
             shutil.copyfile(nb, dest)
 
 
+def _dedupe_scripts(app, pagename, templatename, context, doctree):
+    """Drop repeated inline scripts.
+
+    sphinx-thebe adds its ``const THEBE_JS_URL = ...`` script once per
+    ``env-before-read-docs``, which jupyter-book fires more than once, and the
+    second copy is a JavaScript SyntaxError on every page (found by
+    ``make check-html``).
+    """
+    seen, kept = set(), []
+    for js in context.get("script_files", []):
+        # an inline script is registered once with filename None, once with ''
+        key = (getattr(js, "filename", None) or "", repr(getattr(js, "attributes", {})))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(js)
+    context["script_files"] = kept
+
+
 def setup(app):
+    app.connect("html-page-context", _dedupe_scripts, priority=100)
     # before sphinx-book-theme builds its header buttons (priority 501)
     app.connect("html-page-context", _set_ipynb_source, priority=400)
     app.connect("build-finished", _copy_notebooks)
