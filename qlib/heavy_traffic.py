@@ -563,15 +563,41 @@ class StationaryJSQ:
     ``balance_gap = λ_n b − d`` (``b`` = blocked fraction of arrivals,
     ``d`` = rate of cut departures), so ``|balance_gap| ≤ balance_bound =
     λ_n b + d``.
+
+    Quantities (``X_1 = (Q_1 − n)/√n``, ``X_2 = Q_2/√n``, ``N = Σ_i Q_i``):
+    ``p_wait = π(Q_1 = n)`` (an arrival waits; PASTA), ``mean_q1``,
+    ``mean_idle = E[n − Q_1]``, ``mean_q2``, ``mean_q3``, ``mean_tasks = E[N]``,
+    ``mean_waiting = E[N − Q_1]``, ``mean_response = E[N]/λ_n`` and
+    ``mean_wait = E[N − Q_1]/λ_n`` (Little), ``mean_x1``, ``mean_x2``,
+    ``var_x1``, ``var_x2``, ``mean_x1x2 = E[X_1 X_2]``, ``cov_x1x2``, and
+    ``q2_pmf[k] = π(Q_2 = k)``, ``k = 0..n``.
+
+    ``error_bounds``: quantity name → bound on its truncation error (for
+    ``"q2_pmf"``: on every entry), from a second solve on a larger truncation
+    (see :func:`stationary_jsq`, Notes).  ``cpu_time``, ``wall_time``: of the
+    whole call, both solves included.
     """
 
     n: int
     beta: float
     lam: float
     p_wait: float
+    mean_q1: float
     mean_idle: float
     mean_q2: float
     mean_q3: float
+    mean_tasks: float
+    mean_waiting: float
+    mean_response: float
+    mean_wait: float
+    mean_x1: float
+    mean_x2: float
+    var_x1: float
+    var_x2: float
+    mean_x1x2: float
+    cov_x1x2: float
+    q2_pmf: np.ndarray
+    error_bounds: dict
     truncated_mass: float
     faces: dict
     blocked: float
@@ -585,6 +611,7 @@ class StationaryJSQ:
     caps: tuple
     states: np.ndarray
     pi: np.ndarray
+    cpu_time: float
     wall_time: float
 
 
@@ -622,6 +649,9 @@ def _window_states(n, a, n_max, d, caps):
 
 def _solve_window(n, lam, a, n_max, d, caps):
     W = _window_states(n, a, n_max, d, caps)
+    # sort by the number of tasks N: every move changes N by one, so the
+    # generator is banded in this order
+    W = W[np.argsort(W[:, 0] * n + W[:, 1:].sum(axis=1), kind="stable")]
     m = W.shape[0]
     base = n + 1
     if (n_max // n + 1) * float(base) ** d > 2.0 ** 62:
@@ -704,7 +734,14 @@ def _solve_window(n, lam, a, n_max, d, caps):
     Gk = G[:, keep].tocsr()
     M = Gk[keep].tocsc()
     rhs = -np.asarray(G[keep][:, [j0]].todense()).ravel()
-    lu = spla.splu(M, permc_spec="COLAMD")
+    # a band LU in the natural (N-sorted) order when the band is narrow (small
+    # n); minimum degree on Aᵀ + A for the wide two-dimensional sheets of
+    # large n
+    tasks = np.delete(s * n + P.sum(axis=1), j0)
+    cnt = np.bincount(tasks - tasks.min())
+    band = int(np.max(cnt[:-1] + cnt[1:])) if cnt.size > 1 else int(cnt[0])
+    spec = "NATURAL" if float(m) * band ** 2 < 2e10 else "MMD_AT_PLUS_A"
+    lu = spla.splu(M, permc_spec=spec, diag_pivot_thresh=0.1)
     x = lu.solve(rhs)
     for _ in range(3):  # iterative refinement: the law spans many decades
         x += lu.solve(rhs - M @ x)
@@ -727,8 +764,51 @@ def _occupancy(W, n):
     return Q
 
 
-def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
-    """Exact stationary law of the finite-``n`` JSQ occupancy chain.
+_QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_tasks",
+               "mean_waiting", "mean_response", "mean_wait", "mean_x1", "mean_x2",
+               "var_x1", "var_x2", "mean_x1x2", "cov_x1x2")
+
+
+def _quantities(Q, pi, n, lam):
+    """The quantities of :class:`StationaryJSQ` under the law ``pi`` on the
+    occupancy rows ``Q``, and the largest |integrand| of each on the rows."""
+    sq = math.sqrt(n)
+    q1 = Q[:, 0].astype(float)
+    q2 = Q[:, 1].astype(float) if Q.shape[1] >= 2 else np.zeros(Q.shape[0])
+    q3 = Q[:, 2].astype(float) if Q.shape[1] >= 3 else np.zeros(Q.shape[0])
+    tasks = Q.sum(axis=1).astype(float)
+    x1, x2 = (q1 - n) / sq, q2 / sq
+    f = {"p_wait": float(pi[Q[:, 0] == n].sum()), "mean_q1": float(pi @ q1),
+         "mean_idle": float(pi @ (n - q1)), "mean_q2": float(pi @ q2),
+         "mean_q3": float(pi @ q3), "mean_tasks": float(pi @ tasks),
+         "mean_waiting": float(pi @ (tasks - q1)), "mean_x1": float(pi @ x1),
+         "mean_x2": float(pi @ x2), "mean_x1x2": float(pi @ (x1 * x2))}
+    f["mean_response"] = f["mean_tasks"] / lam
+    f["mean_wait"] = f["mean_waiting"] / lam
+    # central moments from centred values (no cancellation)
+    f["var_x1"] = float(pi @ (x1 - f["mean_x1"]) ** 2)
+    f["var_x2"] = float(pi @ (x2 - f["mean_x2"]) ** 2)
+    f["cov_x1x2"] = float(pi @ ((x1 - f["mean_x1"]) * (x2 - f["mean_x2"])))
+    a1, a2 = float(np.abs(x1).max()), float(np.abs(x2).max())
+    top = {"p_wait": 1.0, "mean_q1": float(n), "mean_idle": float(n),
+           "mean_q2": float(q2.max()), "mean_q3": float(q3.max()),
+           "mean_tasks": float(tasks.max()), "mean_waiting": float((tasks - q1).max()),
+           "mean_response": float(tasks.max()) / lam,
+           "mean_wait": float((tasks - q1).max()) / lam, "mean_x1": a1, "mean_x2": a2,
+           "var_x1": 4 * a1 ** 2, "var_x2": 4 * a2 ** 2, "mean_x1x2": a1 * a2,
+           "cov_x1x2": 4 * a1 * a2}
+    pmf = np.bincount(Q[:, 1] if Q.shape[1] >= 2 else np.zeros(Q.shape[0], np.int64),
+                      weights=pi, minlength=n + 1)
+    return f, pmf, top
+
+
+def _faces(pi, cutrate):
+    return {k: float(pi[v > 0].sum()) for k, v in cutrate.items()}
+
+
+def stationary_jsq(n, beta, *, tol=1e-12, max_states=4_000_000):
+    """Exact stationary law of the finite-``n`` JSQ occupancy chain, with
+    bounds on the truncation error of every returned quantity.
 
     The state is held as a window ``(s, p_1, …, p_d)``: ``s`` full levels
     (``Q_i = n`` for ``i <= s``, so ``s`` is the length of a shortest queue)
@@ -738,7 +818,8 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
     ``<= d`` and caps on the levels beyond the first two, by cutting the
     transitions that leave that set; each bound is enlarged until the
     stationary mass of its face is below ``tol``.  The balance equations are
-    solved by a sparse LU (COLAMD ordering) with one unknown fixed.
+    solved by a sparse LU (minimum-degree ordering on ``Aᵀ + A``) with one
+    unknown fixed.
 
     Parameters
     ----------
@@ -747,17 +828,22 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
     beta : float
         ``0 < beta < √n``.
     tol : float
-        Mass allowed on each truncation face.
+        Mass allowed on each truncation face, in ``(0, 1)``.
     max_states : int
-        Give up (RuntimeError) beyond this many states for spread ``d = 2``,
-        and beyond ``max_states / 5**(d − 2)`` for a larger spread (the
-        sparse LU fills in much faster in more dimensions).
+        Give up (RuntimeError) when a truncation needs more states.
 
     Returns
     -------
     StationaryJSQ
-        ``p_wait = π(Q_1 = n)`` (an arrival waits iff all servers are busy;
-        PASTA), ``mean_idle = E[n − Q_1]``, ``mean_q2``, ``mean_q3``.
+        The quantities (``p_wait``, ``mean_q2``, ``var_x1``, ``mean_x1x2``,
+        ``q2_pmf``, …), each with its entry in ``error_bounds``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``n``, ``beta``, ``tol`` or ``max_states``, naming it.
+    RuntimeError
+        If a truncation would need more than ``max_states`` states.
 
     Notes
     -----
@@ -766,6 +852,17 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
     moves up at rate ``λ_n`` and down at rate ``n``, so its excess over ``n``
     is about geometric with ratio ``ρ = λ_n/n`` and ``N_max − n`` starts at
     ``log(1/tol)/(−log ρ)`` plus a margin.
+
+    *Error bounds.*  Once every face is below ``tol`` (truncation ``T_1``),
+    every bound is enlarged once more at the same time (``N_max − n`` by 1.3,
+    ``a`` down by ``2√n``, caps by 1.5, the spread by one if its face carried
+    more than ``tol/1000``) and the chain is solved again (``T_2``); the
+    returned values come from ``T_2``.  ``error_bounds[q] = |q(T_2) − q(T_1)|
+    + m_2 · max|q-integrand on T_2|`` with ``m_2`` the truncated mass of
+    ``T_2``.  The tails of the chain are geometric, so the change from ``T_1``
+    to the larger ``T_2`` bounds the truncation error of ``T_1`` and a
+    fortiori that of ``T_2``; this is an a-posteriori estimate, not a
+    theorem: the tests check it against an independent brute-force solve.
     """
     n = _check_n(n)
     if n < 2:
@@ -774,23 +871,30 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
     tol = _check_pos("tol", tol)
     if not tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol}")
+    if isinstance(max_states, bool) or not isinstance(max_states, numbers.Integral):
+        raise TypeError(f"max_states must be an integer >= 1, got {max_states!r}")
+    if max_states < 1:
+        raise ValueError(f"max_states must be an integer >= 1, got {max_states}")
     lam = n - beta * math.sqrt(n)
     sq = math.sqrt(n)
-    w0 = time.perf_counter()
+    w0, c0 = time.perf_counter(), time.process_time()
     a = max(0, int(n - math.ceil((beta + 8.0) * sq + 5)))
     rho = lam / n
     n_max = n + int(math.ceil((math.log(1 / tol) + 3) / -math.log(rho))) + 5
     d = 2
-    caps = {j: min(n - 1, int(math.ceil(2 * sq + 5)) if j == 2 else 6) for j in range(2, 12)}
-    while True:
+    caps = {j: min(n - 1, int(math.ceil(2 * sq + 5)) if j == 2 else 6) for j in range(2, 40)}
+
+    def solve(a, n_max, d, caps):
         size = _window_states(n, a, n_max, d, caps).shape[0]
-        limit = max_states / 5 ** (d - 2)  # the LU fill grows fast with the spread d
-        if size > limit:
+        if size > max_states:
             raise RuntimeError(f"stationary_jsq needs {size} states at spread {d}, more than "
-                               f"max_states / 5**(d-2) = {limit:.0f} (n = {n}, beta = {beta}, "
+                               f"max_states = {max_states} (n = {n}, beta = {beta}, "
                                f"tol = {tol}); raise tol or max_states")
         W, pi, cutrate = _solve_window(n, lam, a, n_max, d, caps)
-        face = {k: float(pi[v > 0].sum()) for k, v in cutrate.items()}
+        return W, pi, cutrate, _faces(pi, cutrate)
+
+    while True:
+        W, pi, cutrate, face = solve(a, n_max, d, caps)
         grow = False
         if face["n_max"] > tol:
             n_max = n + int(math.ceil(1.3 * (n_max - n)))
@@ -806,21 +910,29 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=1_000_000):
             grow = True
         if not grow:
             break
+    # a second, larger truncation: its change bounds the truncation error
+    f1, pmf1, _ = _quantities(_occupancy(W, n), pi, n, lam)
+    a = max(0, a - int(math.ceil(2 * sq)))
+    n_max = n + int(math.ceil(1.3 * (n_max - n)))
+    caps = {j: min(n - 1, int(math.ceil(1.5 * c + 2))) for j, c in caps.items()}
+    if face["spread"] > tol * 1e-3:
+        d += 1
+    W, pi, cutrate, face = solve(a, n_max, d, caps)
     Q = _occupancy(W, n)
-    faces = face
+    f, pmf, top = _quantities(Q, pi, n, lam)
     cut = np.zeros(W.shape[0], bool)
     for v in cutrate.values():
         cut |= v > 0
+    tmass = float(pi[cut].sum())
+    err = {k: abs(f[k] - f1[k]) + tmass * top[k] for k in _QUANTITIES}
+    err["q2_pmf"] = float(np.max(np.abs(pmf - pmf1))) + tmass
     blocked = float(pi @ cutrate["n_max"]) / lam
     cutdep = float(pi @ (cutrate["q1_min"] + cutrate["caps"]))
-    mean_idle = float(pi @ (n - Q[:, 0]))
-    L = Q.shape[1]
     return StationaryJSQ(
-        n=n, beta=beta, lam=lam, p_wait=float(pi[Q[:, 0] == n].sum()),
-        mean_idle=mean_idle, mean_q2=float(pi @ Q[:, 1]),
-        mean_q3=float(pi @ Q[:, 2]) if L >= 3 else 0.0,
-        truncated_mass=float(pi[cut].sum()), faces=faces, blocked=blocked,
-        cut_departures=cutdep, balance_gap=mean_idle - beta * sq,
-        balance_bound=lam * blocked + cutdep, levels=L, q1_min=a, n_max=n_max,
+        n=n, beta=beta, lam=lam, **f, q2_pmf=pmf, error_bounds=err,
+        truncated_mass=tmass, faces=face, blocked=blocked,
+        cut_departures=cutdep, balance_gap=f["mean_idle"] - beta * sq,
+        balance_bound=lam * blocked + cutdep, levels=Q.shape[1], q1_min=a, n_max=n_max,
         spread=d, caps=tuple(caps[j] for j in range(2, d + 1)),
-        states=Q, pi=pi, wall_time=time.perf_counter() - w0)
+        states=Q, pi=pi, cpu_time=time.process_time() - c0,
+        wall_time=time.perf_counter() - w0)
