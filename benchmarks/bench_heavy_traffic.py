@@ -1,4 +1,5 @@
-"""Events/s of qlib.heavy_traffic.simulate_jsq (run: python benchmarks/bench_heavy_traffic.py).
+"""Events/s of qlib.heavy_traffic.simulate_jsq (run: python benchmarks/bench_heavy_traffic.py);
+with ``--stationary``: the time of ``stationary_jsq`` for n = 100..2000, beta = 0.5, 1, 2.
 
 CPU time (``time.process_time``) of one stationary run per ``n`` at
 ``β = 1``, from the diffusion's mean state, with a budget of about
@@ -31,7 +32,24 @@ def first_call_seconds(cache_dir):
                          capture_output=True, text=True, check=True)
     return float(out.stdout.split()[-1])
 
-if __name__ == "__main__":
+def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
+    """CPU and wall seconds of ``stationary_jsq(n, beta)`` (default arguments)."""
+    from qlib.heavy_traffic import stationary_jsq
+    print(f"{'n':>5} {'beta':>5} {'states':>8} {'CPU s':>8} {'wall s':>8}  max error bound")
+    for n in ns:
+        for beta in betas:
+            try:
+                st = stationary_jsq(n, beta)
+            except RuntimeError as e:
+                print(f"{n:5d} {beta:5.2f}  failed: {e}")
+                continue
+            print(f"{n:5d} {beta:5.2f} {st.pi.size:8d} {st.cpu_time:8.1f} {st.wall_time:8.1f}  "
+                  f"{max(st.error_bounds.values()):.1e}", flush=True)
+
+
+if __name__ == "__main__" and "--stationary" in sys.argv:
+    bench_stationary()
+elif __name__ == "__main__":
     with tempfile.TemporaryDirectory() as cache:
         compile_s = first_call_seconds(cache)   # empty cache: numba compiles
         cached_s = first_call_seconds(cache)    # cache written by the first run

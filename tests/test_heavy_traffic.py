@@ -210,3 +210,62 @@ def test_seed_sequence_with_list_entropy():
     assert r.seed == (7, 2)
     o = reflected_ou(1.0, (0.0, 0.0), t_end=10.0, dt=0.1, seed=np.random.SeedSequence([7, 2]))
     assert o.seed == (7, 2)
+
+
+# ------------------------------------------------------------------ exact chain vs brute force
+
+def _brute_force(n, lam, levels, n_max):
+    """Stationary law of JSQ on all occupancy vectors n >= Q_1 >= … >= Q_levels
+    with N <= n_max (moves leaving the set are dropped), by a dense solve."""
+    import itertools
+    states = [c for c in itertools.combinations_with_replacement(range(n, -1, -1), levels)
+              if sum(c) <= n_max]
+    index = {s: k for k, s in enumerate(states)}
+    m = len(states)
+    G = np.zeros((m, m))
+    for s, k in index.items():
+        full = [i for i in range(levels) if s[i] < n]
+        if full:
+            t = list(s); t[full[0]] += 1
+            j = index.get(tuple(t))
+            if j is not None:
+                G[k, j] += lam
+        for i in range(levels):
+            r = s[i] - (s[i + 1] if i + 1 < levels else 0)
+            if r > 0:
+                t = list(s); t[i] -= 1
+                G[k, index[tuple(t)]] += r
+    G -= np.diag(G.sum(axis=1))
+    M = G.T.copy(); M[0] = 1.0
+    rhs = np.zeros(m); rhs[0] = 1.0
+    pi = np.linalg.solve(M, rhs)
+    Q = np.array(states)
+    return {"p_wait": pi[Q[:, 0] == n].sum(), "mean_q2": pi @ Q[:, 1],
+            "mean_q1": pi @ Q[:, 0], "var_x1": pi @ ((Q[:, 0] - pi @ Q[:, 0]) / math.sqrt(n)) ** 2,
+            "mean_tasks": pi @ Q.sum(axis=1)}
+
+
+def test_stationary_jsq_matches_brute_force():
+    # n = 4, β = 1: the brute force at two truncations (levels, N_max) differs
+    # by far less than 1e-10, so it is exact to that accuracy
+    n, beta = 4, 1.0
+    lam = n - beta * math.sqrt(n)
+    bf1 = _brute_force(n, lam, 12, 44)
+    bf2 = _brute_force(n, lam, 16, 60)
+    st = stationary_jsq(n, beta)
+    for k in bf2:
+        assert abs(bf2[k] - bf1[k]) < 1e-11, (k, bf1[k], bf2[k])
+        assert abs(getattr(st, k) - bf2[k]) < 1e-10, (k, getattr(st, k), bf2[k])
+        assert st.error_bounds[k] < 1e-10
+
+
+@pytest.mark.parametrize("n, beta", [(20, 2.0), (100, 3.0)])
+def test_stationary_jsq_identities_within_bounds(n, beta):
+    # two exact identities of the true chain, met within the reported bounds:
+    # E[n − Q_1] = β√n and λ_n P(wait) = E[Q_2]
+    st = stationary_jsq(n, beta)
+    eb = st.error_bounds
+    assert abs(st.mean_idle - beta * math.sqrt(n)) <= eb["mean_idle"] + 1e-9
+    assert abs(st.lam * st.p_wait - st.mean_q2) <= st.lam * eb["p_wait"] + eb["mean_q2"] + 1e-9
+    assert abs(st.q2_pmf.sum() - 1) < 1e-12 and st.q2_pmf.size == n + 1
+    assert abs(st.q2_pmf @ np.arange(n + 1) - st.mean_q2) < 1e-9
