@@ -332,10 +332,18 @@ def _open_root(store, meta):
             if old.get(k) != meta[k]:
                 raise ValueError(f"store {store} holds a sweep with {k}={old.get(k)}, "
                                  f"not {meta[k]}; use another store")
-        return int(old["seed"])
+        for tmp in path.glob("tmp-*"):   # half-written points of an interrupted sweep
+            shutil.rmtree(tmp, ignore_errors=True)
+        return None if old["seed"] == "None" else int(old["seed"])
     root = zarr.open_group(str(path), mode="w-")
     root.attrs.update(dict(meta, qlib_sweep=1))
     return None
+
+
+def _task_key(meta, point):
+    """Dask key: the same point of the same sweep is the same task."""
+    h = hashlib.sha256((json.dumps(meta, sort_keys=True) + _key(point)).encode())
+    return "qlib-sweep-" + h.hexdigest()[:32]
 
 
 def _group_name(point):
@@ -483,7 +491,8 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
     store : str or path, optional
         A local directory (a Zarr hierarchy: one group per finished point,
         written as each point completes). If it exists, the points it holds
-        are read back, not rerun; the other arguments must match.
+        are read back, not rerun; the other arguments must match. One
+        sweep at a time per store.
     progress : bool
         One tqdm bar over the points (``tqdm.auto``: a widget in a notebook).
 
@@ -555,7 +564,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
         if todo:
             client, own = _client(client)
             futs = client.map(run_point, [pts[i] for i in todo], pure=False,
-                              key=[f"qlib-sweep-{_group_name(pts[i])}-{seed}" for i in todo],
+                              key=[_task_key(meta, pts[i]) for i in todo],
                               seed=seed, replications=int(replications),
                               t_end=t_end, burn_in=burn_in)
             where = {f.key: i for f, i in zip(futs, todo)}

@@ -111,6 +111,7 @@ def test_resume_reruns_only_missing_points(client, tmp_path):
     # the kept points were not rewritten, the lost ones were
     assert all((store / nm / "zarr.json").stat().st_mtime_ns == t for nm, t in kept.items())
     assert all((store / nm).is_dir() for nm in lost)
+    assert not list(store.glob("tmp-*"))
     # a store from another sweep is refused
     with pytest.raises(ValueError, match="t_end"):
         qlib.sweep(GRID, client=client, store=store, **{**KW, "t_end": 7.0})
