@@ -45,7 +45,8 @@ import numba
 import numpy as np
 
 __all__ = ["ou_stationary_grid", "OUGrid", "ou_stationary", "OUStationary",
-           "default_box", "chain_constants", "CONSTANTS"]
+           "default_box", "chain_constants", "CONSTANTS", "extrapolate_inv_sqrt",
+           "Extrapolation", "crn_functionals", "crn_extrapolate", "CRNEstimate"]
 
 _NAMES = ("mean_x1", "mean_x2", "var_x1", "mean_x1x2")
 
@@ -379,8 +380,10 @@ def chain_constants(st):
     Parameters
     ----------
     st : object
-        A result of :func:`qlib.heavy_traffic.stationary_jsq` (it needs ``n``,
-        ``states`` (occupancy rows ``Q_1, Q_2, …``) and ``pi``).
+        A result of :func:`qlib.heavy_traffic.stationary_jsq`: it needs ``n``
+        and either the quantities ``p_wait, mean_q2, var_x1, mean_x1x2,
+        q2_pmf`` with their ``error_bounds``, or ``states`` (occupancy rows
+        ``Q_1, Q_2, …``) and ``pi``.
 
     Returns
     -------
@@ -388,18 +391,162 @@ def chain_constants(st):
         ``c = √n P(Q_1 = n)`` (√n times the probability that an arrival
         waits), ``q2 = E[Q_2]/√n``, ``var_x1 = Var(Q_1)/n`` and
         ``x1x2 = E[(Q_1 − n) Q_2]/n``, as floats; ``q2_pmf``: the law of
-        ``Q_2`` (``q2_pmf[k] = P(Q_2 = k)``).
+        ``Q_2`` (``q2_pmf[k] = P(Q_2 = k)``); ``err``: the truncation error
+        bound of each of the four (NaN where the solver gives none).
     """
-    for name in ("n", "states", "pi"):
-        if not hasattr(st, name):
-            raise TypeError(f"st must be a stationary_jsq result with .{name}")
+    if not hasattr(st, "n"):
+        raise TypeError("st must be a stationary_jsq result with .n")
     n = int(st.n)
-    Q = np.asarray(st.states)
-    pi = np.asarray(st.pi, dtype=float)
-    pi = pi / pi.sum()
-    x1 = (Q[:, 0] - n) / math.sqrt(n)
-    x2 = Q[:, 1] / math.sqrt(n)
-    m1 = float(pi @ x1)
-    return {"c": math.sqrt(n) * float(pi[Q[:, 0] == n].sum()), "q2": float(pi @ x2),
-            "var_x1": float(pi @ x1**2 - m1**2), "x1x2": float(pi @ (x1 * x2)),
-            "q2_pmf": np.bincount(Q[:, 1], weights=pi)}
+    sq = math.sqrt(n)
+    eb = dict(getattr(st, "error_bounds", None) or {})
+    if all(hasattr(st, a) for a in ("p_wait", "mean_q2", "var_x1", "mean_x1x2", "q2_pmf")):
+        out = {"c": sq * float(st.p_wait), "q2": float(st.mean_q2) / sq,
+               "var_x1": float(st.var_x1), "x1x2": float(st.mean_x1x2),
+               "q2_pmf": np.asarray(st.q2_pmf, dtype=float)}
+    else:
+        for name in ("states", "pi"):
+            if not hasattr(st, name):
+                raise TypeError(f"st must be a stationary_jsq result with .{name}")
+        Q = np.asarray(st.states)
+        pi = np.asarray(st.pi, dtype=float)
+        pi = pi / pi.sum()
+        x1, x2 = (Q[:, 0] - n) / sq, Q[:, 1] / sq
+        m1 = float(pi @ x1)
+        out = {"c": sq * float(pi[Q[:, 0] == n].sum()), "q2": float(pi @ x2),
+               "var_x1": float(pi @ x1**2 - m1**2), "x1x2": float(pi @ (x1 * x2)),
+               "q2_pmf": np.bincount(Q[:, 1], weights=pi)}
+    scale = {"c": ("p_wait", sq), "q2": ("mean_q2", 1 / sq), "var_x1": ("var_x1", 1.0),
+             "x1x2": ("mean_x1x2", 1.0)}
+    out["err"] = {k: float(eb[a]) * f if a in eb else float("nan")
+                  for k, (a, f) in scale.items()}
+    return out
+
+
+def _three_point_exponent(n, y):
+    """``p`` with ``y = a + b n^{−p}`` through three points (bisection)."""
+    def f(p):
+        x = np.asarray(n, dtype=float) ** -p
+        return (y[1] - y[0]) * (x[2] - x[1]) - (y[2] - y[1]) * (x[1] - x[0])
+    lo, hi = 0.05, 3.0
+    if f(lo) * f(hi) > 0:
+        return float("nan")
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(lo) * f(mid) > 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """Result of :func:`extrapolate_inv_sqrt`: ``estimate`` and ``error`` of
+    the limit; ``intercepts`` the limits of the fits considered (degree,
+    first point of the window, intercept); ``exponents`` the local rates
+    ``p`` of ``y = a + b n^{−p}`` through consecutive triples (at the middle
+    ``n`` of each, ``exponent_n``); ``slope`` the fitted coefficient of
+    ``n^{−1/2}``."""
+
+    estimate: float
+    error: float
+    slope: float
+    intercepts: tuple
+    exponents: np.ndarray
+    exponent_n: np.ndarray
+
+
+def extrapolate_inv_sqrt(ns, y, *, err=None):
+    """Extrapolate exact finite-``n`` values ``y(n)`` to ``n = ∞`` in
+    ``x = n^{−1/2}``.
+
+    The estimate is the intercept of the least-squares quadratic
+    ``a + b x + c x²`` through the points.  Its error is the largest change of
+    the intercept when (i) the window drops its smallest ``n`` (down to three
+    points) and (ii) a cubic term is added (when there are five points or
+    more), plus the largest truncation error ``err`` of the points.
+
+    Parameters
+    ----------
+    ns : array_like of int
+        At least 4 increasing values of ``n``.
+    y : array_like
+        The values at ``ns``.
+    err : array_like, optional
+        Error bounds of ``y`` (NaN or missing: 0).
+
+    Returns
+    -------
+    Extrapolation
+    """
+    ns = np.asarray(ns, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if ns.ndim != 1 or ns.size < 4 or ns.shape != y.shape or np.any(np.diff(ns) <= 0):
+        raise ValueError("ns must be at least 4 increasing values, of the shape of y")
+    e = np.zeros_like(y) if err is None else np.nan_to_num(np.asarray(err, dtype=float))
+    x = ns ** -0.5
+    fits = []
+    for start in range(ns.size - 2):
+        c = np.polyfit(x[start:], y[start:], 2)
+        fits.append((2, int(ns[start]), float(c[-1])))
+    if ns.size >= 5:
+        fits.append((3, int(ns[0]), float(np.polyfit(x, y, 3)[-1])))
+    est = fits[0][2]
+    error = max(abs(f[2] - est) for f in fits[1:]) + float(e.max())
+    p = np.array([_three_point_exponent(ns[k:k + 3], y[k:k + 3]) for k in range(ns.size - 2)])
+    return Extrapolation(estimate=est, error=error, slope=float(np.polyfit(x, y, 2)[1]),
+                         intercepts=tuple(fits), exponents=p, exponent_n=ns[1:-1].copy())
+
+
+def crn_functionals(beta):
+    """Coefficients (for :meth:`OUCRN.series`) of ``E[X_2]``, ``Var(X_1)``
+    and ``E[X_1 X_2]``, keyed like :data:`CONSTANTS` (``c`` and ``q2`` both
+    have the limit ``E[X_2]``).  ``Var(X_1) = E[(X_1 + β)²]`` uses
+    ``E[X_1] = −β``, exact for the scheme; centring at the exact mean keeps
+    the statistical error of the sample mean out of the variance."""
+    beta = _check_beta(beta)
+    return {"q2": {"x2": 1.0}, "var_x1": {"x1x1": 1.0, "x1": 2 * beta, "1": beta**2},
+            "x1x2": {"x1x2": 1.0}}
+
+
+@dataclass(frozen=True)
+class CRNEstimate:
+    """Result of :func:`crn_extrapolate`: ``estimate = 2 m(dt) − m(2dt)``
+    with its batch-means ``se`` and ``df``; ``bias`` = ``(m(2dt) − m(4dt) −
+    2(m(dt) − m(2dt)))/3``, the estimated remaining (second-order) bias of
+    ``estimate``, with ``bias_se``; ``step`` = ``m(dt) − m(2dt)`` with
+    ``step_se``."""
+
+    estimate: float
+    se: float
+    df: int
+    bias: float
+    bias_se: float
+    step: float
+    step_se: float
+
+
+def crn_extrapolate(res, coef):
+    """Richardson extrapolation in ``dt`` of one stationary mean from a
+    :func:`qlib.heavy_traffic.reflected_ou_crn` result with 3 levels or more.
+
+    Parameters
+    ----------
+    res : OUCRN
+    coef : dict
+        The functional, as for ``res.series`` (e.g. from :func:`crn_functionals`).
+
+    Returns
+    -------
+    CRNEstimate
+        Standard errors from :func:`qlib.stats.batch_means` of the block series
+        (the levels share their random numbers, so the differences have small
+        variance).
+    """
+    from qlib.stats import batch_means
+    if res.moments.shape[1] < 3:
+        raise ValueError("res must have at least 3 levels")
+    m = [res.series(coef, lv) for lv in range(3)]
+    r = batch_means(2 * m[0] - m[1], dt=res.block)
+    b = batch_means((m[1] - m[2] - 2 * (m[0] - m[1])) / 3, dt=res.block)
+    s = batch_means(m[0] - m[1], dt=res.block)
+    return CRNEstimate(estimate=float(r.mean), se=float(r.se), df=int(r.df),
+                       bias=float(b.mean), bias_se=float(b.se), step=float(s.mean),
+                       step_se=float(s.se))

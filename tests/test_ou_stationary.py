@@ -80,6 +80,7 @@ def test_chain_constants_on_a_hand_made_law():
     assert k["var_x1"] == pytest.approx(np.cov(x1, aweights=[1, 3], bias=True))
     assert k["x1x2"] == pytest.approx(0.0)
     assert np.allclose(k["q2_pmf"], [0.75, 0, 0.25])
+    assert all(np.isnan(v) for v in k["err"].values())
 
 
 def test_errors():
@@ -97,3 +98,21 @@ def test_errors():
         ou_stationary(1.0, 0.1, keep="none")
     with pytest.raises(TypeError, match="states"):
         chain_constants(SimpleNamespace(n=3, pi=np.ones(2)))
+    with pytest.raises(TypeError, match="n"):
+        chain_constants(SimpleNamespace(pi=np.ones(2)))
+
+
+def test_extrapolation_recovers_a_known_limit_and_rate():
+    from qlib.ou_stationary import extrapolate_inv_sqrt
+    ns = np.array([500, 700, 1000, 1400, 2000, 2800])
+    x = ns ** -0.5
+    y = 0.8 - 2.0 * x + 5.0 * x**2 + 30.0 * x**3
+    r = extrapolate_inv_sqrt(ns, y)
+    assert abs(r.estimate - 0.8) <= r.error
+    assert r.error < 1e-3
+    # local exponents tend to 1/2; a rate-1 sequence gives exponents near 1
+    assert np.all(np.abs(r.exponents - 0.5) < 0.2)
+    r1 = extrapolate_inv_sqrt(ns, 0.8 - 50.0 / ns)
+    assert np.allclose(r1.exponents, 1.0, atol=1e-6)
+    with pytest.raises(ValueError, match="ns"):
+        extrapolate_inv_sqrt([1, 2, 3], [1, 2, 3])

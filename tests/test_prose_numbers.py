@@ -107,7 +107,7 @@ ALLOWED: dict[str, set[str]] = {
     "ht_waiting": {"n = 100", "200 instead of 20", "ten times longer", "316^2",
                    "99.9%", "of 1000 time units",
                    "of 300 time units", "600 time units"},
-    "ht_stationary": {"n = 500", "n = 500, 1000, 2000", "$1000$", "n = 2000"},
+    "ht_stationary": {"n = 500", "four times finer", "n \\le 2000", "of 2000 time units"},
     "performance": {"n = 1000", "at least 100", "burn-in of 100", "[100, t_",
                     "t_\\text{end} = 500"},
     "ledger": {"n = 1500", "n = 5000", "n = 5001", "n = 1000", "t = 300",
