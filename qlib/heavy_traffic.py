@@ -11,11 +11,10 @@ chain at occupancy level is itself Markov, simulating it is exact.
 
 Three tools:
 
-``simulate_jsq``     exact event-driven simulation of the occupancy chain
-``reflected_ou``     the two-dimensional reflected OU limit of
-                     ``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``
-``stationary_jsq``   the exact stationary law of the finite-``n`` chain,
-                     truncated where the mass is below ``1e-12``
+* ``simulate_jsq``: exact event-driven simulation of the occupancy chain;
+* ``reflected_ou``: the two-dimensional reflected OU limit of
+  ``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``;
+* ``stationary_jsq``: the exact stationary law of the finite-``n`` chain.
 """
 from __future__ import annotations
 
