@@ -496,7 +496,7 @@ def extrapolate_inv_sqrt(ns, y, *, err=None):
 
 
 def crn_functionals(beta):
-    """Coefficients (for :meth:`OUCRN.series`) of ``E[X_2]``, ``Var(X_1)``
+    """Coefficients (for ``OUCRN.series``) of ``E[X_2]``, ``Var(X_1)``
     and ``E[X_1 X_2]``, keyed like :data:`CONSTANTS` (``c`` and ``q2`` both
     have the limit ``E[X_2]``).  ``Var(X_1) = E[(X_1 + β)²]`` uses
     ``E[X_1] = −β``, exact for the scheme; centring at the exact mean keeps
