@@ -48,7 +48,9 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
             continue
         seen.add(key)
         kept.append(js)
-    context["script_files"] = kept
+    # in place: handlers that run later (sphinx.ext.mathjax adds its script on
+    # pages with math) append to this same list
+    context["script_files"][:] = kept
 
 
 def setup(app):
