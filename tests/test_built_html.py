@@ -7,7 +7,8 @@ otherwise, because ``make test`` does not build the book. Each page fails on:
 * an output cell holding a traceback or an ``...Error``,
 * an image in an output or a figure without a caption,
 * an unresolved cross-reference,
-* math in the source that did not make it into the HTML,
+* math in the source that did not make it into the HTML, or a page with math
+  that does not load MathJax,
 * a notebook chapter without its ``.ipynb`` download.
 
 and the reference page must document every public name of ``qlib``.
@@ -98,7 +99,8 @@ def parse(page):
     path = HTML / f"{page if page != 'intro' else 'intro'}.html"
     assert path.exists(), f"{path} was not built"
     p = Page()
-    p.feed(path.read_text(encoding="utf8"))
+    p.raw = path.read_text(encoding="utf8")
+    p.feed(p.raw)
     return p
 
 
@@ -127,6 +129,8 @@ def test_page(page):
         problems.append(f"unresolved references: {p.unresolved[:3]}")
     if source_has_math(page) and p.math == 0:
         problems.append("math in the source, none in the HTML")
+    if p.math and not re.search(r'<script[^>]*src="[^"]*mathjax[^"]*"', p.raw):
+        problems.append("math on the page but no MathJax script")
     if is_notebook(page):
         nb = HTML / "_sources" / f"{page}.ipynb"
         if not nb.exists():
