@@ -483,7 +483,10 @@ def _detect_factor(d, m, level, power):
         def f(nc):
             g = lambda v: (_st.norm.sf(c * math.sqrt(v / d) - nc)  # noqa: E731
                            + _st.norm.cdf(-c * math.sqrt(v / d) - nc)) * _st.chi2.pdf(v, d)
-            return integrate.quad(g, 0, np.inf, limit=200)[0] - power
+            # integrate over the bulk of χ²_d: over (0, ∞) quad misses the peak
+            # once d is large (a hang for d ≳ 200)
+            lo, hi = _st.chi2.ppf(1e-14, d), _st.chi2.isf(1e-14, d)
+            return integrate.quad(g, lo, hi, limit=200, points=[d])[0] - power
     hi = c + 1.0
     while f(hi) < 0:                                  # bracket the root
         hi *= 1.5

@@ -104,6 +104,9 @@ def test_detectable_normal_and_t():
     assert stats.detectable(1.0) == pytest.approx(1.95996 + 0.84162, abs=2e-3)
     assert stats.detectable(1.0, df=3) > stats.detectable(1.0, df=30) > stats.detectable(1.0)
     assert stats.detectable(1.0, m=10) > stats.detectable(1.0)
+    # large df: close to the normal value, and no hang (quad over the χ² bulk)
+    for df in (200, 1000, 10_000):
+        assert stats.detectable(1.0, df=df) == pytest.approx(stats.detectable(1.0), rel=0.01)
 
 
 def test_simultaneous_power_and_level():
