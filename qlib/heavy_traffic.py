@@ -65,6 +65,17 @@ def _check_pos(name, x):
     return x
 
 
+def _check_x0(x0):
+    """The diffusion's starting point ``(X_1, X_2)`` with ``X_1 <= 0 <= X_2``."""
+    try:
+        x1, x2 = (float(v) for v in x0)
+    except (TypeError, ValueError):
+        raise TypeError(f"x0 must be a pair of numbers (X_1, X_2), got {x0!r}") from None
+    if not (np.isfinite(x1) and np.isfinite(x2) and x1 <= 0 <= x2):
+        raise ValueError(f"x0 must satisfy X_1 <= 0 <= X_2, got {x0!r}")
+    return x1, x2
+
+
 def _check_times(t_end, burn_in):
     t_end = _check_pos("t_end", t_end)
     if isinstance(burn_in, bool) or not isinstance(burn_in, numbers.Real):
@@ -504,12 +515,7 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
     (no discretisation error in this functional).
     """
     beta = _check_beta(beta)
-    try:
-        x1, x2 = (float(v) for v in x0)
-    except (TypeError, ValueError):
-        raise TypeError(f"x0 must be a pair of numbers (X_1, X_2), got {x0!r}") from None
-    if not (np.isfinite(x1) and np.isfinite(x2) and x1 <= 0 <= x2):
-        raise ValueError(f"x0 must satisfy X_1 <= 0 <= X_2, got {x0!r}")
+    x1, x2 = _check_x0(x0)
     t_end, burn_in = _check_times(t_end, burn_in)
     dt = _check_pos("dt", dt)
     if dt > t_end:
@@ -677,12 +683,7 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
     remaining bias of ``R`` (so ``R − E`` is the second-order extrapolation).
     """
     beta = _check_beta(beta)
-    try:
-        x1, x2 = (float(v) for v in x0)
-    except (TypeError, ValueError):
-        raise TypeError(f"x0 must be a pair of numbers (X_1, X_2), got {x0!r}") from None
-    if not (np.isfinite(x1) and np.isfinite(x2) and x1 <= 0 <= x2):
-        raise ValueError(f"x0 must satisfy X_1 <= 0 <= X_2, got {x0!r}")
+    x1, x2 = _check_x0(x0)
     t_end, burn_in = _check_times(t_end, burn_in)
     dt = _check_pos("dt", dt)
     if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) \

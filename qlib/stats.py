@@ -106,8 +106,26 @@ def _scalar(a):
 
 # ---------------------------------------------------------------- replications
 
+class _Interval:
+    """``lo``, ``hi`` and ``covers`` of ``mean ± half_width`` (shared by the results)."""
+
+    @property
+    def lo(self):
+        """Lower end of the interval."""
+        return self.mean - self.half_width
+
+    @property
+    def hi(self):
+        """Upper end of the interval."""
+        return self.mean + self.half_width
+
+    def covers(self, value):
+        """True where ``value`` lies in the interval."""
+        return (self.lo <= value) & (value <= self.hi)
+
+
 @dataclass(frozen=True)
-class ReplicationCI:
+class ReplicationCI(_Interval):
     """Mean of independent replications with its Student-t interval.
 
     Attributes
@@ -126,20 +144,6 @@ class ReplicationCI:
     half_width: object
     df: int
     level: float
-
-    @property
-    def lo(self):
-        """Lower end of the interval."""
-        return self.mean - self.half_width
-
-    @property
-    def hi(self):
-        """Upper end of the interval."""
-        return self.mean + self.half_width
-
-    def covers(self, value):
-        """True where ``value`` lies in the interval."""
-        return (self.lo <= value) & (value <= self.hi)
 
 
 def replication_ci(x, level=0.95):
@@ -290,7 +294,7 @@ def iat(path, dt=1.0, method="geyer"):
 # ---------------------------------------------------------------- batch means
 
 @dataclass(frozen=True)
-class BatchMeans:
+class BatchMeans(_Interval):
     """A time average with its batch-means standard error.
 
     Attributes
@@ -324,20 +328,6 @@ class BatchMeans:
     tau: object
     lag1: object
     length: float
-
-    @property
-    def lo(self):
-        """Lower end of the interval."""
-        return self.mean - self.half_width
-
-    @property
-    def hi(self):
-        """Upper end of the interval."""
-        return self.mean + self.half_width
-
-    def covers(self, value):
-        """True where ``value`` lies in the interval."""
-        return (self.lo <= value) & (value <= self.hi)
 
 
 def _lag1(b):
