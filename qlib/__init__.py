@@ -7,6 +7,7 @@ Each module holds one idea:
 ``qlib.fluid``     the fluid ODE, its equilibrium and tail bounds
 ``qlib.graphs``    immutable CSR graphs and generators
 ``qlib.simulate``  exact event-driven JSQ simulation (numba), ``replicate``
+``qlib.service``   service-time laws of mean 1 (``simulate(..., service=law)``)
 ``qlib.finite_n``  first-order finite-n corrections to fluid quantities
 ``qlib.exact``     exact stationary laws of tiny graphs (sparse linear algebra)
 ``qlib.heavy_traffic``  JSQ on the complete graph in the Halfin-Whitt regime
@@ -24,9 +25,10 @@ from qlib.degrees import DegreeDistribution  # noqa: E402
 from qlib import exact, finite_n, fluid, graphs, heavy_traffic, ou_stationary, stats, tasks  # noqa: E402
 from qlib.simulate import (ReplicationResult, SimulationResult,  # noqa: E402
                            replicate, simulate)
+from qlib import service  # noqa: E402
 
 __all__ += ["DegreeDistribution", "exact", "finite_n", "fluid", "graphs", "heavy_traffic", "ou_stationary", "stats", "tasks",
-            "simulate", "SimulationResult", "replicate", "ReplicationResult"]
+            "simulate", "SimulationResult", "replicate", "ReplicationResult", "service"]
 
 # the module imports Dask/xarray only when a sweep runs
 from qlib.sweep import sweep  # noqa: E402

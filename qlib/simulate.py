@@ -513,7 +513,7 @@ def _grow(arr, K1, axis_len=None):
 # ------------------------------------------------------------ simulate ----
 def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
              levels=None, record_dt=None, initial=None, progress=False,
-             batches=None):
+             batches=None, service=None, record_response=False):
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
@@ -552,11 +552,28 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         on the run (see ``occupancy_se``), and a ``RuntimeWarning`` says when
         the run is too short. An int >= 2 forces that many equal batches
         (no check that they are long enough).
+    service : None, "exp" or qlib.service.ServiceLaw
+        None or "exp": Exp(1) services, this module's kernel (unchanged).
+        A law of :mod:`qlib.service`: FIFO servers, service times drawn
+        from it at the start of service (:func:`qlib._general.simulate_general`,
+        which returns a ``GeneralSimulationResult``).
+    record_response : bool
+        Also return every task's measured response time (runs the
+        general-service kernel, with Exp(1) services when ``service`` is
+        None or "exp").
 
     Returns
     -------
     SimulationResult
     """
+    if service is not None or record_response is not False:
+        from qlib import _general, service as _service
+        if _service.check_law(service) is not None or record_response is not False:
+            return _general.simulate_general(
+                graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                levels=levels, record_dt=record_dt, initial=initial,
+                progress=progress, batches=batches, service=service,
+                record_response=record_response)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
                                           batches)
     batches = None if batches is None else int(batches)
@@ -755,6 +772,9 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     # validate once, in the caller's thread, so errors are raised here
     if "t_end" not in simulate_kwargs:
         raise TypeError("replicate() needs t_end= (passed on to simulate)")
+    if "service" in simulate_kwargs:
+        from qlib.service import check_law
+        check_law(simulate_kwargs["service"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         _check_args(graph, lam, mu, simulate_kwargs["t_end"],
