@@ -1,13 +1,18 @@
 """Run the two Part I experiment chapters with ``FULL = True``.
 
 ``chapters/experiments.md`` (FULL: 20 replications per cell instead of 10,
-averaging windows twice as long, so the families of checks get more power) and ``chapters/bounded_resampling.md``
-(FULL: 10 replications per cell, averaging windows five times as long,
-``n = 10^6`` added to the n-scan) are converted to scripts with jupytext, their ``FULL = False``
-line is switched on, and they are executed in turn with the chapter
-directory as working directory; every ``assert`` of the chapter still
-applies.  The CPU time (user + sys of the child) of each is printed.  Expect
-several minutes of CPU per chapter.
+averaging windows twice as long, so the families of checks get more power) and
+``chapters/bounded_resampling.md`` (FULL: 10 replications per cell, averaging
+windows five times as long, ``n = 10^6`` added to the n-scan) are converted to
+scripts with jupytext, their ``FULL = False`` line is switched on, and they are
+executed in turn with the chapter directory as working directory; every
+``assert`` of the chapter still applies.  With ``FULL = True`` the chapters run
+their grids of cells through :func:`qlib.sweep` (a Dask ``LocalCluster`` with
+one process per core; the starts, M/M/1 queues or the fluid law, are drawn on
+the workers).  The script is run by ``runpy`` from ``python -c``, so the
+cluster's spawned workers do not re-execute it.  The CPU time (user + sys of
+the child; the workers are its children) and the wall time of each are
+printed.  Expect many minutes of CPU per chapter.
 
 Usage: ``python benchmarks/experiments_full.py [experiments|bounded_resampling]``
 (default: both).  Exits non-zero if a chapter fails.
@@ -21,14 +26,14 @@ cluster, resumable from a Zarr store)::
 
 ``grid``: the 18 cells of ``chapters/experiments.md`` (ring, triangles,
 double star × n × μ ∈ {0, log log n, log n}, λ = 0.9) with the chapter's
-FULL burn-ins and windows, ``--reps`` replications per cell, once per worker
-count of ``--workers`` (a LocalCluster of single-threaded processes, started
-before the clock runs), printing the wall time and the speed-up. The double
-star starts empty here (the chapter starts it from M/M/1 queues, which
-``qlib.sweep`` does not do), with the chapter's burn-in. The chapter's
+FULL burn-ins, windows and starts (the double star from M/M/1 queues,
+``initial="mm1"``), ``--reps`` replications per cell, once per worker count
+of ``--workers`` (a LocalCluster of single-threaded processes, started before
+the clock runs), printing the wall time and the speed-up. The chapter's
 asserts are not applied: that is what the chapter mode is for.
 ``overhead``: the same cheap points through ``qlib.sweep`` on one worker and
 through ``qlib.replicate`` in this process; prints the overhead per point.
+``benchmarks/bench_sweep.py`` runs both and writes ``sweep_results.json``.
 """
 from __future__ import annotations
 
@@ -57,7 +62,10 @@ def run(stem):
         env = dict(os.environ, MPLBACKEND="Agg")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         w0 = time.perf_counter()
-        rc = subprocess.run([sys.executable, str(script)], cwd=ROOT / "chapters", env=env).returncode
+        # from -c, not as __main__ of a file: Dask's spawned workers would import that file
+        code = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='chapter_full')"
+        rc = subprocess.run([sys.executable, "-c", code, str(script)], cwd=ROOT / "chapters",
+                            env=env).returncode
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"{stem}: exit {rc}, CPU {cpu:.0f} s, wall {time.perf_counter() - w0:.0f} s", flush=True)
@@ -77,9 +85,10 @@ def paper_points(ns=(1500, 5000), full=True):
     for top in ("ring", "triangles", "double star"):
         for n in ns:
             for m, mu_of in mus.items():
-                if top == "double star":   # hub cap K(n), burn-in 2 K(n) / (1 - λ)
+                start = "empty"
+                if top == "double star":   # hub cap K(n), burn-in 2 K(n) / (1 - λ), M/M/1 start
                     K = round(math.log(LAM * (n - 2) * (1 - LAM) / 2) / math.log(1 / LAM))
-                    burn, window = round(2 * K / (1 - LAM)), 750
+                    burn, window, start = round(2 * K / (1 - LAM)), 750, "mm1"
                 elif m == "static":
                     burn, window = (250, 400) if top == "ring" else (750, 1000)
                 else:
@@ -89,7 +98,7 @@ def paper_points(ns=(1500, 5000), full=True):
                                "double star": "double_star"}[top],
                      "n": n + (-n) % 3 if top == "triangles" else n,
                      "lam": LAM, "mu": mu_of(n), "burn_in": float(burn),
-                     "t_end": float(burn + window)}
+                     "t_end": float(burn + window), "initial": start}
                 if top == "triangles":
                     p["k"] = 3
                 pts.append(p)
@@ -104,9 +113,10 @@ def _cluster(workers):
 
 
 def grid(workers=(1, 2), reps=20, ns=(1500, 5000), store=None, scheduler=None):
+    """Time the paper grid on qlib.sweep at each worker count; returns {workers: dict}."""
     import qlib
     pts = paper_points(ns)
-    walls = {}
+    walls, out = {}, {}
     for w in ([None] if scheduler else workers):
         if scheduler:
             from dask.distributed import Client
@@ -116,21 +126,24 @@ def grid(workers=(1, 2), reps=20, ns=(1500, 5000), store=None, scheduler=None):
         try:
             client.run(lambda: __import__("qlib.simulate"))   # imports and numba cache, off the clock
             w0 = time.perf_counter()
-            ds = qlib.sweep(pts, replications=reps, t_end=1.0, seed=1001, client=client,
-                            store=store, progress=False)
+            ds = qlib.sweep(pts, replications=reps, t_end=1.0, batches=20, seed=1001,
+                            client=client, store=store, progress=False)
             walls[w] = time.perf_counter() - w0
         finally:
             client.close()
             if cl is not None:
                 cl.close()
         ev = int(ds.events.sum())
+        out[w or scheduler] = dict(points=len(pts), replications=reps, events=ev,
+                                   wall_s=walls[w], worker_cpu_s=float(ds.cpu_seconds.sum()),
+                                   point_cpu_s=[float(x) for x in ds.cpu_seconds.values])
         print(f"workers {w or scheduler}: {len(pts)} points x {reps} replications, "
               f"{ev / 1e6:.0f} M events, wall {walls[w]:.1f} s, CPU on workers "
               f"{float(ds.cpu_seconds.sum()):.1f} s", flush=True)
     if 1 in walls:
         for w, t in walls.items():
             print(f"speed-up at {w} workers: {walls[1] / t:.2f}")
-    return 0
+    return out
 
 
 def overhead(npts=16):
@@ -160,7 +173,8 @@ def overhead(npts=16):
     print(f"{npts} cheap points (ring n=100, t_end=10, 2 replications): sweep on 1 worker "
           f"{t_sweep:.2f} s, direct replicate {t_direct:.2f} s; overhead per point "
           f"{(t_sweep - t_direct) / npts * 1e3:.0f} ms")
-    return 0
+    return dict(points=npts, sweep_s=t_sweep, direct_s=t_direct,
+                overhead_per_point_s=(t_sweep - t_direct) / npts)
 
 
 def _opts(argv):
@@ -180,9 +194,11 @@ def main(argv):
     if argv and argv[0] in ("grid", "overhead"):
         o = _opts(argv)
         if o.mode == "overhead":
-            return overhead(o.points)
-        return grid(tuple(int(w) for w in o.workers.split(",")), o.reps,
-                    tuple(int(n) for n in o.ns.split(",")), o.store, o.scheduler)
+            overhead(o.points)
+        else:
+            grid(tuple(int(w) for w in o.workers.split(",")), o.reps,
+                 tuple(int(n) for n in o.ns.split(",")), o.store, o.scheduler)
+        return 0
     stems = argv or list(CHAPTERS)
     bad = [s for s in stems if s not in CHAPTERS]
     if bad:

@@ -23,6 +23,7 @@ import shutil
 import time
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 
@@ -31,12 +32,15 @@ import numpy as np
 from qlib import graphs
 from qlib.degrees import DegreeDistribution
 
-__all__ = ["sweep", "points", "point_seed", "graph_for", "run_point", "open_store"]
+__all__ = ["sweep", "points", "point_seed", "graph_for", "initial_for", "run_point",
+           "open_store", "replication_result", "SweepRun"]
 
 # the graph generators a point may name, and the arguments each one takes
 _GENERATORS = ("empty", "ring", "complete", "cliques", "double_star",
                "random_regular", "erdos_renyi", "configuration")
-_BASE = ("graph", "n", "lam", "mu", "t_end", "burn_in")
+_BASE = ("graph", "n", "lam", "mu", "t_end", "burn_in", "initial", "batches")
+# named initial laws (drawn on the worker from the point's stream); "empty" is the default
+_INITIAL = ("empty", "mm1", "mm1-isolated")
 _SKIP = {"n", "seed"}
 
 
@@ -59,6 +63,8 @@ def _real(v, name, where):
 
 def _canon_value(v):
     """A string that determines ``v`` exactly (floats by their shortest repr)."""
+    if v is None:
+        return "none"
     if isinstance(v, (bool, np.bool_)):
         return "bool:" + str(bool(v))
     if isinstance(v, (int, float, np.integer, np.floating)):
@@ -76,6 +82,8 @@ def _canon_value(v):
 
 def _label(v):
     """The coordinate value of a parameter in the Dataset."""
+    if v is None:
+        return "none"
     if isinstance(v, (bool, np.bool_, str, int, float, np.integer, np.floating)):
         return v.item() if isinstance(v, np.generic) else v
     return _canon_value(v)
@@ -119,9 +127,33 @@ def _normalise(point, t_end, burn_in, where):
         raise ValueError(f"burn_in must be finite and >= 0, got {bi} at point {where}")
     if not (math.isfinite(te) and te > bi):
         raise ValueError(f"t_end must be finite and > burn_in={bi}, got {te} at point {where}")
+    _check_initial(p, where)
+    b = p.get("batches")
+    if b is not None and (isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, np.integer))
+                          or b < 2):
+        raise ValueError(f"batches must be None or an int >= 2, got {b!r} at point {where}")
     for k, v in p.items():
         _canon_value(v)   # TypeError for values that cannot be hashed into a seed
     return p
+
+
+def _check_initial(p, where):
+    """``initial``: None or "empty" (the default), "mm1", "mm1-isolated", or a
+    tail vector q (float, q[0] = 1, non-increasing in [0, 1])."""
+    v = p.get("initial")
+    if v is None or isinstance(v, str):
+        if v is not None and v not in _INITIAL:
+            raise ValueError(f"initial must be one of {list(_INITIAL)} or a tail vector q, "
+                             f"got {v!r} at point {where}")
+        return
+    try:
+        q = np.asarray(getattr(v, "pmf", v), dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"initial must be a name or a tail vector, got {v!r} at point {where}") from None
+    if (q.ndim != 1 or q.size == 0 or not np.all(np.isfinite(q)) or q[0] != 1
+            or np.any(np.diff(q) > 0) or np.any(q < 0)):
+        raise ValueError("initial: a tail vector needs q[0] = 1 and non-increasing "
+                         f"entries in [0, 1] (point {where})")
 
 
 def points(grid):
@@ -173,7 +205,11 @@ def points(grid):
 
 
 def _key(point):
-    return json.dumps({k: _canon_value(v) for k, v in point.items()}, sort_keys=True)
+    # the defaults initial="empty" and batches=None leave the key (and the seed) unchanged
+    return json.dumps({k: _canon_value(v) for k, v in point.items()
+                       if not (k == "initial" and (v is None or (isinstance(v, str)
+                                                                  and v == "empty")))
+                       and not (k == "batches" and v is None)}, sort_keys=True)
 
 
 def _words(point):
@@ -192,9 +228,13 @@ def point_seed(seed, point):
 
     It is ``SeedSequence(seed)`` extended by the SHA-256 of the point's
     parameters (as given, numbers by their exact value: ``mu=0`` and
-    ``mu=0.0`` are the same point) and a final 0; the graph of a random
-    generator uses the same with a final 1 (:func:`graph_for`). So a point's
-    numbers do not depend on the other points, their order, or the workers.
+    ``mu=0.0`` are the same point) and a final 0. A random graph is seeded
+    from the hash of the graph's own parameters (``graph``, ``n``, the
+    generator's arguments) and a final 1, so the points that share them
+    share one graph (a quenched graph across λ, μ and starts; :func:`graph_for`),
+    and the initial state from the point's hash and a final 2
+    (:func:`initial_for`). So a point's numbers do not depend on the other
+    points, their order, or the workers.
 
     Parameters
     ----------
@@ -212,7 +252,11 @@ def point_seed(seed, point):
 
 
 def graph_for(point, seed):
-    """Build the graph of a point, as a worker does (random graphs seeded from it).
+    """Build the graph of a point, as a worker does.
+
+    A random generator is seeded from the root seed and the graph's own
+    parameters (``graph``, ``n`` and the generator's arguments), so every
+    point with the same graph parameters gets the same graph.
 
     Parameters
     ----------
@@ -230,12 +274,65 @@ def graph_for(point, seed):
     make = getattr(graphs, name)
     kw = {a: point[a] for a in _ARGS[name] if a in point}
     if "seed" in inspect.signature(make).parameters:
-        kw["seed"] = np.random.SeedSequence(_root(seed), spawn_key=_words(point) + (1,))
+        own = {"graph": name, "n": int(point["n"]), **kw}
+        kw["seed"] = np.random.SeedSequence(_root(seed), spawn_key=_words(own) + (1,))
     return make(int(point["n"]), **kw)
 
 
-def run_point(point, *, seed, replications, t_end, burn_in=0.0):
-    """Run one point: build its graph, ``replicate`` it, return plain arrays.
+def initial_for(point, seed, graph=None):
+    """The initial queue lengths of a point, as a worker draws them.
+
+    ``initial`` (a key of the point) is one of
+
+    * ``"empty"`` or absent: every queue empty (returns None);
+    * ``"mm1"``: i.i.d. queue lengths with the M/M/1 stationary law at the
+      point's load, P(X >= i) = lam^i;
+    * ``"mm1-isolated"``: the same at the isolated vertices of the graph
+      (static M/M/1 queues), empty elsewhere;
+    * a tail vector q (floats, q[0] = 1, non-increasing): i.i.d. queue
+      lengths with P(X >= i) = q(i) (e.g. the fluid equilibrium q*).
+
+    The draw is one per point (all replications of the point start from it),
+    from ``SeedSequence(seed)`` extended by the point's hash and a final 2, so
+    it depends on the point and the root seed only. Unlike
+    :func:`qlib.simulate.simulate`'s ``initial`` (an occupancy vector placed
+    deterministically), a tail vector here is a law to draw from.
+
+    Parameters
+    ----------
+    point : mapping
+        A point (``n``, ``lam`` and ``initial`` are read).
+    seed : int >= 0
+        The sweep's root seed.
+    graph : qlib.graphs.Graph, optional
+        The point's graph; needed for ``"mm1-isolated"`` (default: built by
+        :func:`graph_for`).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,), or None for an empty start
+    """
+    v = point.get("initial")
+    if v is None or (isinstance(v, str) and v == "empty"):
+        return None
+    _check_initial(point, "(initial_for)")
+    n, lam = int(point["n"]), float(point["lam"])
+    rng = np.random.default_rng(np.random.SeedSequence(_root(seed),
+                                                       spawn_key=_words(point) + (2,)))
+    if isinstance(v, str):
+        x = rng.geometric(1 - lam, size=n) - 1
+        if v == "mm1-isolated":
+            g = graph_for(point, seed) if graph is None else graph
+            x = np.where(np.diff(g.indptr) == 0, x, 0)
+        return x.astype(np.int64)
+    q = np.asarray(getattr(v, "pmf", v), dtype=float)
+    p = -np.diff(np.append(q, 0.0))     # P(X = i)
+    return rng.choice(p.size, size=n, p=p / p.sum()).astype(np.int64)
+
+
+def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
+    """Run one point: build its graph and initial state, ``replicate`` it,
+    return plain arrays.
 
     This is the task a worker runs; it ships back a few arrays (nothing of
     size O(n)). ``t_end``/``burn_in`` in the point override the arguments.
@@ -252,6 +349,9 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0):
         Independent runs, >= 2.
     t_end, burn_in : float
         As for :func:`qlib.simulate.simulate`.
+    batches : int, optional
+        As for :func:`qlib.simulate.simulate` (``batches`` in the point
+        overrides it).
 
     Returns
     -------
@@ -259,24 +359,35 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0):
         ``occupancy`` (replication, level), ``occupancy_batch_se``,
         ``occupancy_mean`` and ``occupancy_se`` (level; Student-t across
         replications), ``R``, ``R_batch_se``, ``se_reliable``, ``events``,
-        ``kernel_seconds`` (replication), ``R_mean``, ``R_se`` and
-        ``cpu_seconds`` (the thread CPU time of the whole point).
+        ``kernel_seconds``, ``n_batches`` (replication), ``batch_R``
+        (replication, batch; NaN beyond a run's batches), ``batch_occupancy``
+        (replication, batch, level), ``R_mean``, ``R_se`` and ``cpu_seconds``
+        (the thread CPU time of the whole point, graph and initial state
+        included).
     """
     from qlib.simulate import replicate
-    g = graph_for(point, seed)
     c0 = time.thread_time()
+    g = graph_for(point, seed)
+    x0 = initial_for(point, seed, g)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         rr = replicate(g, float(point["lam"]), float(point.get("mu", 0.0)),
                        replications=replications, seed=point_seed(seed, point), n_jobs=1,
                        t_end=float(point.get("t_end", t_end)),
-                       burn_in=float(point.get("burn_in", burn_in)))
+                       burn_in=float(point.get("burn_in", burn_in)),
+                       batches=point.get("batches", batches), initial=x0)
     cpu = time.thread_time() - c0
     L = rr.occupancy.size
     res = rr.results
+    B = max(r.batch_response_time.size for r in res)
 
     def pad(a):
         return np.pad(np.asarray(a, float), (0, L - len(a)))
+
+    def pad_b(a):   # NaN beyond a run's own batches; zeros above its levels
+        a = np.asarray(a, float)
+        a = np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, L - a.shape[-1])]) if a.ndim == 2 else a
+        return np.pad(a, [(0, B - a.shape[0])] + [(0, 0)] * (a.ndim - 1), constant_values=np.nan)
     return dict(
         occupancy=np.array([pad(r.occupancy) for r in res]),
         occupancy_batch_se=np.array([pad(r.occupancy_se) for r in res]),
@@ -286,13 +397,21 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0):
         R_batch_se=np.array([r.mean_response_time_se for r in res], float),
         R_mean=np.float64(rr.mean_response_time), R_se=np.float64(rr.response_time_se),
         se_reliable=np.array([r.se_reliable for r in res], bool),
+        batch_R=np.array([pad_b(r.batch_response_time) for r in res]),
+        batch_occupancy=np.array([pad_b(r.batch_occupancy) for r in res]),
+        n_batches=np.array([r.batch_response_time.size for r in res], np.int64),
         events=np.array([r.events for r in res], np.int64),
         kernel_seconds=np.array([r.wall_time for r in res], float),
         cpu_seconds=np.float64(cpu))
 
 
 # -------------------------------------------------------------- store ----
-_LEVEL_VARS = ("occupancy", "occupancy_batch_se", "occupancy_mean", "occupancy_se")
+_LEVEL_VARS = ("occupancy", "occupancy_batch_se", "occupancy_mean", "occupancy_se",
+               "batch_occupancy")
+_TAILS = {"occupancy": ("replication", "level"), "occupancy_batch_se": ("replication", "level"),
+          "occupancy_mean": ("level",), "occupancy_se": ("level",),
+          "batch_R": ("replication", "batch"),
+          "batch_occupancy": ("replication", "batch", "level")}
 
 
 def _to_point_dataset(res, point):
@@ -300,7 +419,9 @@ def _to_point_dataset(res, point):
     dv = {}
     for k, v in res.items():
         v = np.asarray(v)
-        if v.ndim == 2:
+        if k in _TAILS:
+            dims = _TAILS[k]
+        elif v.ndim == 2:
             dims = ("replication", "level")
         elif k in ("occupancy_mean", "occupancy_se"):
             dims = ("level",)
@@ -312,11 +433,11 @@ def _to_point_dataset(res, point):
     return xr.Dataset(dv, attrs={"point": _key(point)})
 
 
-def _meta(seed, replications, t_end, burn_in):
+def _meta(seed, replications, t_end, burn_in, batches=None):
     import qlib
     return {"qlib_version": qlib.__version__, "seed": str(seed),
             "replications": int(replications), "t_end": repr(float(t_end)),
-            "burn_in": repr(float(burn_in))}
+            "burn_in": repr(float(burn_in)), "batches": str(batches)}
 
 
 def _open_root(store, meta):
@@ -328,8 +449,9 @@ def _open_root(store, meta):
         old = dict(root.attrs)
         if old.get("qlib_sweep") != 1:
             raise ValueError(f"store {store} exists and is not a qlib sweep store")
-        for k in ("replications", "t_end", "burn_in") + (("seed",) if meta["seed"] != "None" else ()):
-            if old.get(k) != meta[k]:
+        for k in ("replications", "t_end", "burn_in", "batches") + (
+                ("seed",) if meta["seed"] != "None" else ()):
+            if old.get(k, "None") != meta[k]:
                 raise ValueError(f"store {store} holds a sweep with {k}={old.get(k)}, "
                                  f"not {meta[k]}; use another store")
         for tmp in path.glob("tmp-*"):   # half-written points of an interrupted sweep
@@ -395,6 +517,7 @@ def open_store(store, grid):
     pts, dims, shape = points(grid)
     pts = [_normalise(p, float(root["t_end"]), float(root["burn_in"]), i)
            for i, p in enumerate(pts)]
+    root.setdefault("batches", "None")
     return _assemble(pts, dims, shape, [_load_point(store, p) for p in pts], root)
 
 
@@ -402,6 +525,7 @@ def _assemble(pts, dims, shape, results, meta):
     import xarray as xr
     R = int(meta["replications"])
     L = max([r["occupancy"].shape[1] for r in results if r is not None], default=1)
+    B = max([r["batch_R"].shape[1] for r in results if r is not None], default=1)
     gd = list(dims)
     out = {}
 
@@ -411,6 +535,9 @@ def _assemble(pts, dims, shape, results, meta):
         blank(k, (R, L), np.nan, float)
     for k in ("occupancy_mean", "occupancy_se"):
         blank(k, (L,), np.nan, float)
+    blank("batch_R", (R, B), np.nan, float)
+    blank("batch_occupancy", (R, B, L), np.nan, float)
+    blank("n_batches", (R,), 0, np.int64)
     for k in ("R", "R_batch_se", "kernel_seconds"):
         blank(k, (R,), np.nan, float)
     blank("se_reliable", (R,), False, bool)
@@ -425,14 +552,16 @@ def _assemble(pts, dims, shape, results, meta):
             v = np.asarray(v)
             if k in _LEVEL_VARS:   # pad the level axis (q(i) = 0 above the levels tracked)
                 v = np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, L - v.shape[-1])])
+            if k in ("batch_R", "batch_occupancy"):   # pad the batch axis with NaN
+                v = np.pad(v, [(0, 0), (0, B - v.shape[1])] + [(0, 0)] * (v.ndim - 2),
+                           constant_values=np.nan)
             out[k][idx] = v
-    tails = {"occupancy": ("replication", "level"), "occupancy_batch_se": ("replication", "level"),
-             "occupancy_mean": ("level",), "occupancy_se": ("level",)}
-    dv = {k: (tuple(gd) + tails.get(k, ("replication",) if v.ndim > len(shape) else ()), v)
+    dv = {k: (tuple(gd) + _TAILS.get(k, ("replication",) if v.ndim > len(shape) else ()), v)
           for k, v in out.items()}
     coords = {k: v for k, v in dims.items()}
     coords["replication"] = np.arange(R)
     coords["level"] = np.arange(L)
+    coords["batch"] = np.arange(B)
     if "point" in dims:   # explicit list: each parameter is a coordinate along `point`
         for k in sorted({k for p in pts for k in p}):
             vals = [_label(p[k]) if k in p else None for p in pts]
@@ -447,21 +576,25 @@ def _assemble(pts, dims, shape, results, meta):
     seed = int(meta["seed"])
     ds.attrs.update(qlib_version=meta["qlib_version"],
                     seed=seed if seed < 2**63 else str(seed),
-                    replications=R, t_end=float(meta["t_end"]), burn_in=float(meta["burn_in"]))
+                    replications=R, t_end=float(meta["t_end"]), burn_in=float(meta["burn_in"]),
+                    batches=0 if meta.get("batches", "None") == "None" else int(meta["batches"]))
     doc = {"occupancy": "time average of q(i) in each run", "occupancy_se":
            "s.e. of occupancy_mean across replications (Student-t, replications - 1 d.o.f.)",
            "occupancy_batch_se": "batch-means s.e. of each run (see se_reliable)",
            "R": "arrival-side mean response time of each run", "R_se":
            "s.e. of R_mean across replications", "events": "events of each run",
            "cpu_seconds": "thread CPU seconds of the point on its worker",
-           "kernel_seconds": "seconds in the simulation kernel, per run"}
+           "kernel_seconds": "seconds in the simulation kernel, per run",
+           "batch_R": "R over each batch of each run (NaN beyond n_batches)",
+           "batch_occupancy": "time average of q(i) over each batch of each run",
+           "n_batches": "number of batches of each run"}
     for k, d in doc.items():
         ds[k].attrs["description"] = d
     return ds
 
 
 # -------------------------------------------------------------- sweep ----
-def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
+def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, client=None,
           store=None, progress=True):
     """Run ``replicate`` at every point of a grid on a Dask cluster.
 
@@ -475,12 +608,17 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
         "random_regular", "configuration", ...; built on the worker), ``n``,
         ``lam`` (in (0, 1)), ``mu`` (in [0, inf], default 0), the generator's
         arguments (``k``, ``d``, ``c``, ``degrees``, ``method``,
-        ``max_tries``), and ``t_end``/``burn_in`` to override the arguments
-        at a point.
+        ``max_tries``), ``initial`` (the start, drawn on the worker:
+        "empty" (default), "mm1", "mm1-isolated" or a tail vector q; see
+        :func:`initial_for`), and ``t_end``/``burn_in``/``batches`` to
+        override the arguments at a point.
     replications : int
         Independent runs per point, >= 2.
     t_end, burn_in : float
         As for :func:`qlib.simulate.simulate`.
+    batches : int >= 2, optional
+        As for :func:`qlib.simulate.simulate` (default: from the measured
+        correlation length).
     seed : int >= 0, optional
         Root seed (:func:`point_seed`). None draws one (recorded in the
         result's attributes), or, when ``store`` exists, takes the stored one.
@@ -504,9 +642,12 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
         ``occupancy_mean`` and ``occupancy_se`` (Student-t s.e. across
         replications, as ``replicate``), ``occupancy_batch_se`` (batch means,
         per run), ``R``, ``R_mean``, ``R_se``, ``R_batch_se``,
-        ``se_reliable``, ``events``, ``kernel_seconds``, ``cpu_seconds``.
-        Attributes: ``qlib_version``, ``seed``, ``replications``, ``t_end``,
-        ``burn_in``.
+        ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
+        each run, dimension ``batch``), ``n_batches``, ``events``,
+        ``kernel_seconds``, ``cpu_seconds``. Attributes: ``qlib_version``,
+        ``seed``, ``replications``, ``t_end``, ``burn_in``, ``batches`` (0:
+        from the correlation length). :func:`replication_result` turns one
+        point back into a ``replicate``-like result.
 
     Raises
     ------
@@ -522,6 +663,10 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
         raise ValueError(f"replications must be >= 2, got {replications}")
     t_end = _real(t_end, "t_end", "(argument)")
     burn_in = _real(burn_in, "burn_in", "(argument)")
+    if batches is not None and (isinstance(batches, (bool, np.bool_)) or not isinstance(
+            batches, (int, np.integer)) or batches < 2):
+        raise ValueError(f"batches must be None or an int >= 2, got {batches!r}")
+    batches = None if batches is None else int(batches)
     if seed is not None:
         seed = _root(seed)
     pts, dims, shape = points(grid)
@@ -538,7 +683,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
         raise ImportError(f"qlib.sweep needs the optional extra: pip install "
                           f"'qlib[sweep]' (dask[distributed], xarray, zarr); {e}") from e
 
-    meta = _meta(seed, replications, t_end, burn_in)
+    meta = _meta(seed, replications, t_end, burn_in, batches)
     results = [None] * len(pts)
     if store is not None:
         stored_seed = _open_root(store, meta)
@@ -566,7 +711,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, seed=None, client=None,
             futs = client.map(run_point, [pts[i] for i in todo], pure=False,
                               key=[_task_key(meta, pts[i]) for i in todo],
                               seed=seed, replications=int(replications),
-                              t_end=t_end, burn_in=burn_in)
+                              t_end=t_end, burn_in=burn_in, batches=batches)
             where = {f.key: i for f, i in zip(futs, todo)}
             try:
                 for fut in dd.as_completed(futs):
@@ -605,3 +750,94 @@ def _client(client):
         return client, []
     raise TypeError(f"client must be None, a dask.distributed.Client or an address, "
                     f"got {type(client).__name__}")
+
+
+# ------------------------------------------------- back to replicate ----
+@dataclass(frozen=True)
+class SweepRun:
+    """One run of a sweep point, with the fields of
+    :class:`qlib.simulate.SimulationResult` that a sweep keeps.
+
+    Attributes
+    ----------
+    occupancy, occupancy_se : ndarray, shape (levels,)
+        Time averages of q(i) and their batch-means s.e. (zeros above the
+        levels the run reached).
+    mean_response_time, mean_response_time_se : float
+        R of the run and its batch-means s.e.
+    batch_occupancy : ndarray, shape (batches, levels)
+    batch_response_time : ndarray, shape (batches,)
+    batches : int
+    events : int
+    se_reliable : bool
+    wall_time : float
+        Seconds in the kernel.
+    """
+
+    occupancy: np.ndarray
+    occupancy_se: np.ndarray
+    mean_response_time: float
+    mean_response_time_se: float
+    batch_occupancy: np.ndarray
+    batch_response_time: np.ndarray
+    batches: int
+    events: int
+    se_reliable: bool
+    wall_time: float
+
+
+def replication_result(ds, **coords):
+    """One point of a sweep's Dataset as a :class:`qlib.simulate.ReplicationResult`.
+
+    The fields are those ``replicate`` returns at that point with the
+    point's seed (:func:`point_seed`), so code written for ``replicate``
+    reads a sweep unchanged: ``occupancy`` and ``occupancy_se`` padded with
+    zeros to the sweep's levels, ``occupancy_ci`` and ``response_time_ci``
+    (95 % Student-t, replications - 1 d.o.f.), and ``results``, one
+    :class:`SweepRun` per replication (no paths, no final queues).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A result of :func:`sweep` or :func:`open_store`.
+    **coords
+        Selects one point: ``graph="ring", n=1500, ...`` for a product grid,
+        ``point=i`` for an explicit list.
+
+    Returns
+    -------
+    qlib.simulate.ReplicationResult
+
+    Raises
+    ------
+    ValueError
+        If ``coords`` do not select exactly one point, or the point has not
+        run (an incomplete store).
+    """
+    from scipy.stats import t as student_t
+
+    from qlib.simulate import ReplicationResult
+    c = ds.sel(**coords)
+    extra = set(c.occupancy.dims) - {"replication", "level"}
+    if extra:
+        raise ValueError(f"coords must select one point; dimensions {sorted(extra)} are left")
+    ev = c.events.values
+    if np.any(ev < 0):
+        raise ValueError(f"the point {coords} has not run (incomplete store)")
+    R = int(c.sizes["replication"])
+    nb = c.n_batches.values
+    runs = tuple(SweepRun(
+        occupancy=c.occupancy.values[k], occupancy_se=c.occupancy_batch_se.values[k],
+        mean_response_time=float(c.R.values[k]), mean_response_time_se=float(c.R_batch_se.values[k]),
+        batch_occupancy=c.batch_occupancy.values[k, :nb[k]],
+        batch_response_time=c.batch_R.values[k, :nb[k]], batches=int(nb[k]),
+        events=int(ev[k]), se_reliable=bool(c.se_reliable.values[k]),
+        wall_time=float(c.kernel_seconds.values[k])) for k in range(R))
+    m, se = c.occupancy_mean.values, c.occupancy_se.values
+    rm, rse = float(c.R_mean), float(c.R_se)
+    tq = float(student_t.ppf(0.975, R - 1))
+    return ReplicationResult(
+        occupancy=m, occupancy_se=se, occupancy_ci=np.vstack([m - tq * se, m + tq * se]),
+        mean_response_time=rm, response_time_se=rse,
+        response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
+        seed=ds.attrs.get("seed"), results=runs, wall_time=float(c.cpu_seconds))

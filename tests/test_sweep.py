@@ -17,7 +17,10 @@ pytest.importorskip("zarr")
 
 import qlib  # noqa: E402
 from qlib.simulate import replicate  # noqa: E402
-from qlib.sweep import graph_for, open_store, point_seed, points  # noqa: E402
+from qlib.degrees import DegreeDistribution  # noqa: E402
+from qlib.stats import simultaneous  # noqa: E402
+from qlib.sweep import (graph_for, initial_for, open_store, point_seed, points,  # noqa: E402
+                        replication_result)
 
 import importlib  # noqa: E402
 S = importlib.import_module("qlib.sweep")
@@ -91,21 +94,86 @@ def test_explicit_points_in_any_order(client):
         np.testing.assert_array_equal(ds.events.values[i], [r.events for r in rr.results])
 
 
+INIT_PTS = [  # a start at every point, drawn on the worker from the point's stream
+    {"graph": "ring", "n": 30, "lam": 0.7, "mu": 1.0, "initial": "mm1", "batches": 4},
+    {"graph": "configuration", "n": 40, "degrees": DegreeDistribution({0: 0.5, 4: 0.5}),
+     "method": "quota", "lam": 0.6, "mu": 0.0, "initial": "mm1-isolated"},
+    {"graph": "cliques", "n": 30, "k": 3, "lam": 0.6, "mu": float("inf"),
+     "initial": np.array([1.0, 0.5, 0.2])},
+    {"graph": "ring", "n": 30, "lam": 0.7, "mu": 1.0, "initial": "empty"}]
+
+
+def test_initial_states_equal_replicate(client):
+    """Points with initial states and fixed batches: the sweep equals replicate
+    started from initial_for(point), and replication_result gives back
+    replicate's fields, batches included, bit for bit."""
+    ds = qlib.sweep(INIT_PTS, client=client, **KW)
+    assert list(ds.initial.values[[0, 1, 3]]) == ["mm1", "mm1-isolated", "empty"]
+    for i, p in enumerate(INIT_PTS):
+        g = graph_for(p, SEED)
+        x0 = initial_for(p, SEED, g)
+        assert (x0 is None) == (i == 3) and (x0 is None or x0.any())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rr = replicate(g, p["lam"], p["mu"], replications=KW["replications"],
+                           seed=point_seed(SEED, p), t_end=KW["t_end"], burn_in=KW["burn_in"],
+                           initial=x0, batches=p.get("batches"))
+        got = replication_result(ds, point=i)
+        L = rr.occupancy.size
+        np.testing.assert_array_equal(got.occupancy[:L], rr.occupancy)
+        np.testing.assert_array_equal(got.occupancy_ci[:, :L], rr.occupancy_ci)
+        assert got.response_time_ci == rr.response_time_ci
+        for a, b in zip(got.results, rr.results):
+            assert a.mean_response_time == b.mean_response_time
+            assert a.mean_response_time_se == b.mean_response_time_se and a.events == b.events
+            np.testing.assert_array_equal(a.batch_response_time, b.batch_response_time)
+            np.testing.assert_array_equal(a.batch_occupancy[:, :b.batch_occupancy.shape[1]],
+                                          b.batch_occupancy)
+        if "batches" in p:
+            assert all(r.batches == p["batches"] for r in got.results)
+    # "empty" is the default: the same seed, the same numbers as no initial at all
+    plain = {k: v for k, v in INIT_PTS[3].items() if k != "initial"}
+    assert point_seed(SEED, plain).spawn_key == point_seed(SEED, INIT_PTS[3]).spawn_key
+    iso = np.diff(graph_for(INIT_PTS[1], SEED).indptr) == 0
+    x = initial_for(INIT_PTS[1], SEED)
+    assert iso.any() and not x[~iso].any() and x[iso].any()
+
+
+def test_initial_laws():
+    """The draws have the laws initial_for documents: P(X >= i) against lam^i
+    and against a tail vector, levels 1..4, as a Holm family over i.i.d. draws."""
+    n, lam, q = 20000, 0.8, [1.0, 0.6, 0.3, 0.1, 0.05]
+    for init, target in (("mm1", lam ** np.arange(1, 5)), (q, np.array(q[1:5]))):
+        x = initial_for({"graph": "ring", "n": n, "lam": lam, "initial": init}, SEED)
+        ind = np.array([x >= i for i in range(1, 5)], float)
+        fam = simultaneous(ind.mean(1), ind.std(1, ddof=1) / np.sqrt(n), n - 1, target=target)
+        print(fam.report(f"initial={init!r}: P(X >= i), i = 1..4"))
+        assert fam.passed
+        assert x.max() <= (4 if init is q else np.inf)
+    # the draw depends on the point: another mu, another draw; the same point, the same draw
+    p = {"graph": "ring", "n": 50, "lam": lam, "mu": 1.0, "initial": "mm1"}
+    assert np.array_equal(initial_for(p, SEED), initial_for(dict(p), SEED))
+    assert not np.array_equal(initial_for(p, SEED), initial_for({**p, "mu": 2.0}, SEED))
+
+
+RGRID = {**GRID, "graph": ["ring"], "initial": ["mm1"]}   # 4 points, each from an M/M/1 start
+
+
 def test_resume_reruns_only_missing_points(client, tmp_path):
-    full = qlib.sweep(GRID, client=client, store=tmp_path / "a.zarr", **KW)
+    full = qlib.sweep(RGRID, client=client, store=tmp_path / "a.zarr", **KW)
     store = tmp_path / "b.zarr"
     shutil.copytree(tmp_path / "a.zarr", store)
     # an interrupted sweep: only some points were written, one half-written
-    pts, _, _ = points(GRID)
+    pts, _, _ = points(RGRID)
     names = [S._group_name(S._normalise(p, 6.0, 1.0, 0)) for p in pts]
-    lost = names[1::3]
+    lost = names[1::2]
     for nm in lost:
         shutil.rmtree(store / nm)
     (store / f"tmp-{lost[0]}-1").mkdir()
     kept = {nm: (store / nm / "zarr.json").stat().st_mtime_ns for nm in names if nm not in lost}
-    part = open_store(store, GRID)
+    part = open_store(store, RGRID)
     assert int((part.events < 0).all("replication").sum()) == len(lost)
-    again = qlib.sweep(GRID, client=client, store=store, **{**KW, "seed": None})
+    again = qlib.sweep(RGRID, client=client, store=store, **{**KW, "seed": None})
     timing = ["cpu_seconds", "kernel_seconds"]   # measured, so not reproducible
     assert again.drop_vars(timing).identical(full.drop_vars(timing))
     # the kept points were not rewritten, the lost ones were
@@ -114,7 +182,7 @@ def test_resume_reruns_only_missing_points(client, tmp_path):
     assert not list(store.glob("tmp-*"))
     # a store from another sweep is refused
     with pytest.raises(ValueError, match="t_end"):
-        qlib.sweep(GRID, client=client, store=store, **{**KW, "t_end": 7.0})
+        qlib.sweep(RGRID, client=client, store=store, **{**KW, "t_end": 7.0})
 
 
 @pytest.mark.parametrize("grid, kw, err, match", [
@@ -147,3 +215,8 @@ def test_seed_depends_on_the_point_only():
     assert np.array_equal(a, point_seed(7, dict(reversed(list(p.items())))).generate_state(4))
     assert not np.array_equal(a, point_seed(7, {**p, "mu": 1.0}).generate_state(4))
     assert not np.array_equal(a, point_seed(8, p).generate_state(4))
+    # a random graph depends on the graph's own parameters only: one graph across lam, mu, starts
+    rr = {"graph": "random_regular", "n": 40, "d": 3, "lam": 0.5, "mu": 0.0}
+    g1, g2 = graph_for(rr, 7), graph_for({**rr, "lam": 0.9, "mu": 2.0, "initial": "mm1"}, 7)
+    assert np.array_equal(g1.indices, g2.indices) and np.array_equal(g1.indptr, g2.indptr)
+    assert not np.array_equal(g1.indices, graph_for(rr, 8).indices)

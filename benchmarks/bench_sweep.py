@@ -1,0 +1,132 @@
+"""qlib.sweep: speed-up of the paper grid with the number of workers, and the
+overhead per point against calling ``replicate`` directly.
+
+* **Paper grid.** The 18 cells of ``chapters/experiments.md`` as its FULL run
+  defines them (``experiments_full.paper_points``: ring, triangles, double
+  star × n ∈ {1500, 5000} × μ ∈ {0, log log n, log n}, λ = 0.9, the FULL
+  burn-ins, windows twice the quick ones, the double star from M/M/1 queues),
+  on a LocalCluster of 1 and of 2 single-threaded worker processes (started,
+  and the kernels loaded, before the clock runs). The FULL run has 20
+  replications per cell; ``--reps R`` (default 4) times the same grid with R
+  replications and extrapolates to 20 by the measured cost: a point's work is
+  R runs of the same length, so its time is proportional to R, and the
+  per-point overhead (below) is added once per point. ``--reps 20`` times the
+  FULL run itself.
+* **Overhead per point.** Cheap points (ring, n = 100, t_end = 10, two
+  replications) through ``qlib.sweep`` on one worker, with and without a Zarr
+  store, against ``replicate`` on the same points and seeds in this process;
+  ``--rounds`` alternating rounds, median per point.
+
+Writes ``benchmarks/sweep_results.json`` (or ``--out``). The machine's load
+average is recorded before and after: on a shared machine the walls, and
+above all the speed-up, are lower bounds of what an idle machine gives.
+
+Usage: ``python benchmarks/bench_sweep.py [--reps 4] [--workers 1,2]
+[--points 32] [--rounds 3] [--skip-grid] [--out FILE]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from experiments_full import _cluster, grid  # noqa: E402
+
+FULL_REPS = 20
+
+
+def overhead(npts=32, rounds=3):
+    """Seconds per point: sweep (1 worker), sweep with a store, direct replicate."""
+    import qlib
+    from qlib.simulate import replicate
+    from qlib.sweep import graph_for, point_seed
+    pts = [{"graph": "ring", "n": 100, "lam": 0.5, "mu": 1.0 + i} for i in range(npts)]
+    kw = dict(replications=2, t_end=10.0)
+    t = {"sweep": [], "sweep_store": [], "direct": []}
+    cl, client = _cluster(1)
+    try:
+        client.run(lambda: __import__("qlib.simulate"))
+        qlib.sweep(pts[:1], **kw, seed=0, client=client, progress=False)   # warm the kernel
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            replicate(graph_for(pts[0], 0), 0.5, 1.0, seed=0, n_jobs=1, **kw)
+        for r in range(rounds):
+            seed = 1 + r   # fresh seeds each round: Dask must not reuse earlier results
+            w0 = time.perf_counter()
+            qlib.sweep(pts, **kw, seed=seed, client=client, progress=False)
+            t["sweep"].append((time.perf_counter() - w0) / npts)
+            with tempfile.TemporaryDirectory() as tmp:
+                w0 = time.perf_counter()
+                qlib.sweep(pts, **kw, seed=seed + 100, client=client, progress=False,
+                           store=Path(tmp) / "s.zarr")
+                t["sweep_store"].append((time.perf_counter() - w0) / npts)
+            w0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                for p in pts:
+                    replicate(graph_for(p, seed), p["lam"], p["mu"], seed=point_seed(seed, p),
+                              n_jobs=1, **kw)
+            t["direct"].append((time.perf_counter() - w0) / npts)
+    finally:
+        client.close()
+        cl.close()
+    med = {k: statistics.median(v) for k, v in t.items()}
+    out = dict(points=npts, rounds=rounds, point="ring n=100, lam=0.5, t_end=10, 2 replications",
+               per_point_s={k: v for k, v in t.items()}, median_per_point_s=med,
+               overhead_per_point_s=med["sweep"] - med["direct"],
+               overhead_per_point_with_store_s=med["sweep_store"] - med["direct"])
+    print(f"overhead per point: sweep {out['overhead_per_point_s'] * 1e3:.0f} ms, "
+          f"with a Zarr store {out['overhead_per_point_with_store_s'] * 1e3:.0f} ms "
+          f"(direct replicate {med['direct'] * 1e3:.1f} ms per point)", flush=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=4)
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--points", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "sweep_results.json"))
+    o = ap.parse_args(argv)
+    res = dict(date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               machine=dict(cpus=os.cpu_count(), python=platform.python_version(),
+                            platform=platform.platform()),
+               load_average_before=os.getloadavg(),
+               note="timed on a shared machine (other jobs running: see the load averages); "
+                    "walls and speed-ups are lower bounds of an idle machine's")
+    res["overhead"] = overhead(o.points, o.rounds)
+    if not o.skip_grid:
+        workers = tuple(int(w) for w in o.workers.split(","))
+        g = grid(workers, o.reps)
+        ov = res["overhead"]["overhead_per_point_s"]
+        for w, d in g.items():
+            npts = d["points"]
+            # extrapolate to the FULL run: the work scales with the replications, the
+            # per-point overhead does not
+            d["wall_full_extrapolated_s"] = (d["wall_s"] - npts * ov / w) * FULL_REPS / o.reps \
+                + npts * ov / w if o.reps != FULL_REPS else d["wall_s"]
+        res["paper_grid"] = dict(
+            replications_timed=o.reps, replications_full=FULL_REPS,
+            extrapolated=o.reps != FULL_REPS, by_workers={str(w): d for w, d in g.items()})
+        if 1 in g:
+            res["paper_grid"]["speed_up"] = {str(w): g[1]["wall_s"] / d["wall_s"]
+                                             for w, d in g.items()}
+    res["load_average_after"] = os.getloadavg()
+    Path(o.out).write_text(json.dumps(res, indent=1) + "\n")
+    print(f"wrote {o.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
