@@ -418,3 +418,320 @@ def _solve_one(graph, lam, mu, L):
     trunc = float(pi[Y.max(axis=1) == L].sum())
     return (marg, float(pi @ block), float(pi @ resp),
             float(pi @ Y.sum(axis=1)), trunc, size)
+
+
+# ------------------------------------------ the mu = inf occupancy chain ----
+
+__all__ += ["occupancy_chain", "OccupancyChainResult"]
+
+
+@dataclass(frozen=True)
+class OccupancyChainResult:
+    """Stationary law of the ``μ = ∞`` occupancy chain (:func:`occupancy_chain`).
+
+    Attributes
+    ----------
+    occupancy : numpy.ndarray, shape (levels+1,)
+        ``E q_n(0..levels)``, ``q_n(i) = Q_i / n``.
+    response_time : float
+        Mean response time of accepted tasks by Little's law,
+        ``E[Σ_i Q_i] / (n λ (1 − blocking_probability))``.
+    blocking_probability : float
+        Fraction of arrivals lost because the shortest queue seen holds
+        ``levels`` tasks.
+    truncated_mass : float
+        ``P(Q_levels > 0)``.
+    n_states : int
+        ``C(n + levels, levels)``.
+    n, lam, levels, replacement
+        The inputs.
+    """
+
+    occupancy: np.ndarray
+    response_time: float
+    blocking_probability: float
+    truncated_mass: float
+    n_states: int
+    n: int
+    lam: float
+    levels: int
+    replacement: bool
+
+
+#: Largest state space :func:`occupancy_chain` builds.
+MAX_CHAIN_STATES = 3_000_000
+
+
+def _chain_states(n, K):
+    """All ``n >= Q_1 >= ... >= Q_K >= 0`` as rows, indexed by their rank.
+
+    ``u = (Q_K, ..., Q_1)`` is non-decreasing; ``c_m = u_m + m − 1``
+    (``m = 1..K``) is strictly increasing in ``[0, n + K − 1]`` and the
+    rank is ``Σ_m C(c_m, m)`` (combinatorial number system), a bijection
+    onto ``[0, C(n + K, K))``.
+    """
+    from itertools import combinations
+    N = math.comb(n + K, K)
+    c = np.fromiter((x for comb in combinations(range(n + K), K) for x in comb),
+                    np.int64, N * K).reshape(N, K)
+    B = np.array([[math.comb(a, b) for b in range(K + 1)]
+                  for a in range(n + K + 1)], dtype=np.int64)
+    m = np.arange(1, K + 1)
+    rank = B[c, m].sum(axis=1)
+    order = np.empty(N, np.int64)
+    order[rank] = np.arange(N)
+    c = c[order]
+    Q = (c - (m - 1))[:, ::-1]            # Q[:, j-1] = Q_j
+    return Q, c, B
+
+
+def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
+    """Exact stationary law of the ``μ = ∞`` occupancy chain, truncated.
+
+    States ``n >= Q_1 >= ... >= Q_K >= 0`` (``Q_i`` servers hold at least
+    ``i`` tasks, ``K = levels``).  An arrival raises level ``j`` at rate
+
+        n λ Σ_d p(d) [C(Q_{j-1}, d+1) − C(Q_j, d+1)] / C(n, d+1),   Q_0 = n,
+
+    (the task meets ``d + 1`` distinct uniform servers and joins a shortest
+    one; with ``replacement=True`` the ratio of binomials is replaced by
+    ``(Q/n)^{d+1}``); an arrival whose shortest queue holds ``K`` tasks is
+    lost.  A departure lowers level ``j`` at rate ``Q_j − Q_{j+1}``.
+
+    Parameters
+    ----------
+    n : int
+        Number of servers, ``>= max_degree + 1`` (``>= 1`` with replacement).
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : qlib.DegreeDistribution
+        Degree law ``p``.
+    levels : int
+        Truncation ``K >= 1``.
+    replacement : bool
+        Sample with replacement.
+
+    Returns
+    -------
+    OccupancyChainResult
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``levels`` is out of range, ``lam`` not in ``(0, 1)``,
+        or ``C(n + K, K) > MAX_CHAIN_STATES``.
+    TypeError
+        If ``degrees`` is not a DegreeDistribution.
+
+    Notes
+    -----
+    Truncation only removes tasks, so (by the usual coupling of JSQ with
+    and without a buffer) the truncated occupancy grows with ``K``; the
+    chapter *How large must n be?* takes ``K`` where one more level changes
+    nothing to the digits used.
+    """
+    from qlib.degrees import DegreeDistribution
+    if not isinstance(degrees, DegreeDistribution):
+        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) \
+            or not 0 < float(lam) < 1:
+        raise ValueError(f"lam must be in (0, 1), got {lam!r}")
+    lam = float(lam)
+    nmin = 1 if replacement else degrees.max_degree + 1
+    for name, val, lo in (("n", n, nmin), ("levels", levels, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {val!r}")
+    n, K = int(n), int(levels)
+    if math.comb(n + K, K) > MAX_CHAIN_STATES:
+        raise ValueError(f"C(n + levels, levels) = {math.comb(n + K, K)} states "
+                         f"exceeds MAX_CHAIN_STATES = {MAX_CHAIN_STATES}")
+    # T[a] = P(a uniform sample of d+1 servers lies among a given a servers)
+    a = np.arange(n + 1)
+    T = np.zeros(n + 1)
+    for d, pd in enumerate(degrees.pmf.tolist()):
+        if pd > 0:
+            T += pd * ((a / n) ** (d + 1) if replacement else
+                       np.array([math.comb(int(x), d + 1) for x in a]) / math.comb(n, d + 1))
+    Q, c, B = _chain_states(n, K)
+    N = Q.shape[0]
+    ar = np.arange(N)
+    Qx = np.column_stack([np.full(N, n), Q, np.zeros(N, np.int64)])   # Q_0..Q_{K+1}
+    rr, cc, vv = [], [], []
+    out = np.zeros(N)
+    for j in range(1, K + 1):
+        col = K - j                        # c[:, col] is c_m with m = K + 1 - j
+        m = K + 1 - j
+        up = n * lam * (T[Qx[:, j - 1]] - T[Qx[:, j]])
+        ok = up > 0
+        rr.append(ar[ok]); vv.append(up[ok])
+        cc.append(ar[ok] + B[c[ok, col], m - 1])
+        out += up
+        dn = (Qx[:, j] - Qx[:, j + 1]).astype(float)
+        ok = dn > 0
+        rr.append(ar[ok]); vv.append(dn[ok])
+        cc.append(ar[ok] - B[c[ok, col] - 1, m - 1])
+        out += dn
+    rows = np.concatenate(rr + [ar])
+    cols = np.concatenate(cc + [ar])
+    vals = np.concatenate(vv + [-out])
+    pi = _solve_left(rows, cols, vals, N, N)
+    if np.min(pi) < -1e-9:
+        raise RuntimeError("linear solve failed to give a distribution")
+    pi = np.clip(pi, 0.0, None)
+    pi /= pi.sum()
+    occ = np.concatenate([[1.0], pi @ Q / n])
+    blocked = float(pi @ T[Q[:, -1]])
+    tasks = float(pi @ Q.sum(axis=1))
+    return OccupancyChainResult(
+        occupancy=occ, response_time=tasks / (n * lam * (1.0 - blocked)),
+        blocking_probability=blocked, truncated_mass=float(pi[Q[:, -1] > 0].sum()),
+        n_states=int(N), n=n, lam=lam, levels=K, replacement=bool(replacement))
+
+
+# ------------------------------------------- phase-type services (issue 21) ----
+@dataclass(frozen=True)
+class PhaseResult:
+    """Stationary quantities of the chain with service phases
+    (:func:`stationary_phase`).
+
+    Attributes
+    ----------
+    occupancy : numpy.ndarray
+        ``q(0..levels)``: mean fraction of servers with at least i tasks.
+    mean_response_time : float
+        Little's law: ``E[total tasks] / (lam n (1 - blocking_probability))``.
+    blocking_probability : float
+        Fraction of arrivals lost at the truncation ``levels``.
+    truncated_mass : float
+        Stationary probability that some queue holds ``levels`` tasks.
+    n_states : int
+    """
+
+    occupancy: np.ndarray
+    mean_response_time: float
+    blocking_probability: float
+    truncated_mass: float
+    n_states: int
+
+
+def stationary_phase(graph, lam, mu, service, levels):
+    """Exact stationary law of JSQ on a tiny graph with phase-type services.
+
+    The state of a server is idle, or (queue length ``l`` in ``1..levels``,
+    phase ``k`` of the task in service); FIFO, the phase is drawn from
+    ``alpha`` when a service starts.  By position for finite ``mu``
+    (resampling: a uniform permutation of the positions at rate ``mu``),
+    and for ``mu = inf`` by server, where an arrival at position ``v`` sees
+    a uniformly random set of ``deg(v) + 1`` servers.  An arrival to a
+    queue holding ``levels`` tasks is lost.
+
+    Parameters
+    ----------
+    graph : qlib.graphs.Graph
+        ``n <= 3`` vertices.
+    lam : float
+        Arrival rate per server.
+    mu : float
+        ``0 <= mu <= inf``.
+    service : qlib.service.ServiceLaw
+        A law with a phase-type representation (exponential, erlang,
+        hyperexponential).
+    levels : int
+        Truncation, ``>= 1``; ``(1 + levels m)^n`` states for ``m`` phases.
+
+    Returns
+    -------
+    PhaseResult
+    """
+    from itertools import combinations
+    from qlib.service import ServiceLaw
+    if not isinstance(service, ServiceLaw):
+        raise TypeError("service must be a qlib.service.ServiceLaw, got "
+                        f"{type(service).__name__}")
+    if service.phase_type is None:
+        raise ValueError(f"service must be phase type, got {service.name}")
+    if isinstance(graph, Graph) and graph.n > 3:
+        raise ValueError(f"graph.n must be <= 3 for stationary_phase, got {graph.n}")
+    lam, mu, L = _check(graph, lam, mu, levels)
+    al, T = (np.asarray(a, float) for a in service.phase_type)
+    m = al.size
+    t0 = -T.sum(axis=1)
+    n = graph.n
+    B = 1 + L * m
+    size = B ** n
+    if size > MAX_STATES:
+        raise ValueError(f"levels={L} gives {size} states > {MAX_STATES}")
+    nbh = [np.concatenate([[v], graph.indices[graph.indptr[v]:graph.indptr[v + 1]]])
+           for v in range(n)]
+    # where arrivals look: lists of (rate, candidate servers)
+    if math.isinf(mu):
+        looks = []
+        for v in range(n):
+            subs = list(combinations(range(n), len(nbh[v])))
+            looks += [(lam / len(subs), np.array(c)) for c in subs]
+    else:
+        looks = [(lam, nb) for nb in nbh]
+    perms = list(permutations(range(n))) if 0 < mu < math.inf else []
+    states = np.array(np.unravel_index(np.arange(size), (B,) * n)).T[:, ::-1]
+    pw = B ** np.arange(n)
+    ln = np.where(states == 0, 0, 1 + (states - 1) // m)
+    ph = (states - 1) % m
+    rows, cols, vals = [], [], []
+    block = np.zeros(size)
+    out = np.zeros(size)
+
+    def add(r, c, v):
+        rows.append(r)
+        cols.append(c)
+        vals.append(v)
+        np.add.at(out, r, v)
+
+    idx = np.arange(size)
+    for rate, cand in looks:
+        lc = ln[:, cand]
+        mn = lc.min(axis=1)
+        tied = lc == mn[:, None]
+        nt = tied.sum(axis=1)
+        for a, s in enumerate(cand):
+            r = idx[tied[:, a]]
+            w = rate / nt[tied[:, a]]
+            j = states[r, s]
+            full = ln[r, s] >= L
+            np.add.at(block, r[full], w[full])
+            r, w, j = r[~full], w[~full], j[~full]
+            busy = j > 0
+            add(r[busy], r[busy] + m * pw[s], w[busy])
+            for k in range(m):
+                if al[k] > 0:
+                    add(r[~busy], r[~busy] + (1 + k) * pw[s], w[~busy] * al[k])
+    for s in range(n):
+        j = states[:, s]
+        for k in range(m):
+            r = idx[(j > 0) & (ph[:, s] == k)]
+            base = r - (j[r] - 1 - (ln[r, s] - 1) * m) * pw[s]   # phase 0 of the same length
+            for k2 in range(m):
+                if k2 != k and T[k, k2] > 0:
+                    add(r, base + k2 * pw[s], np.full(r.size, T[k, k2]))
+            one = ln[r, s] == 1
+            add(r[one], r[one] - j[r[one]] * pw[s], np.full(one.sum(), t0[k]))
+            rr = r[~one]
+            for k2 in range(m):
+                if al[k2] > 0:
+                    tgt = rr - (j[rr] - (1 + (ln[rr, s] - 2) * m + k2)) * pw[s]
+                    add(rr, tgt, np.full(rr.size, t0[k] * al[k2]))
+    for p in perms[1:]:
+        tgt = states[:, list(p)] @ pw
+        add(idx, tgt, np.full(size, mu / len(perms)))
+    rows = np.concatenate(rows + [idx])
+    cols = np.concatenate(cols + [idx])
+    vals = np.concatenate(vals + [-out])
+    pi = _solve_left(rows, cols, vals, size, size)
+    pi = np.maximum(pi, 0.0)
+    pi /= pi.sum()
+    occ = np.array([(pi[:, None] * (ln >= i)).sum() / n for i in range(L + 1)])
+    blk = float(pi @ block) / (lam * n)
+    R = float(pi @ ln.sum(axis=1)) / (lam * n * (1 - blk))
+    return PhaseResult(occupancy=occ, mean_response_time=R, blocking_probability=blk,
+                       truncated_mass=float(pi[(ln >= L).any(axis=1)].sum()),
+                       n_states=int(size))
+__all__ += ["stationary_phase", "PhaseResult"]
