@@ -8,6 +8,7 @@ Each module holds one idea:
 ``qlib.graphs``    immutable CSR graphs and generators
 ``qlib.simulate``  exact event-driven JSQ simulation (numba), ``replicate``
 ``qlib.service``   service-time laws of mean 1 (``simulate(..., service=law)``)
+``qlib.cavity``    the cavity approximation for phase-type services
 ``qlib.finite_n``  first-order finite-n corrections to fluid quantities
 ``qlib.exact``     exact stationary laws of tiny graphs (sparse linear algebra)
 ``qlib.heavy_traffic``  JSQ on the complete graph in the Halfin-Whitt regime

@@ -31,7 +31,7 @@ import numpy as np
 from qlib.simulate import _step
 
 __all__ = ["ServiceLaw", "deterministic", "exponential", "erlang",
-           "hyperexponential", "lognormal", "pareto", "draw",
+           "hyperexponential", "lognormal", "pareto",
            "pollaczek_khinchine", "md1_distribution"]
 
 # law codes (the kernel's dispatch)
