@@ -772,6 +772,8 @@ class SweepRun:
     se_reliable : bool
     wall_time : float
         Seconds in the kernel.
+    n, lam, mu : int, float, float
+        The point's size, load and resampling rate.
     """
 
     occupancy: np.ndarray
@@ -784,6 +786,9 @@ class SweepRun:
     events: int
     se_reliable: bool
     wall_time: float
+    n: int
+    lam: float
+    mu: float
 
 
 def replication_result(ds, **coords):
@@ -826,13 +831,15 @@ def replication_result(ds, **coords):
         raise ValueError(f"the point {coords} has not run (incomplete store)")
     R = int(c.sizes["replication"])
     nb = c.n_batches.values
+    par = {k: c[k].item() if k in c.coords else 0.0 for k in ("n", "lam", "mu")}
     runs = tuple(SweepRun(
         occupancy=c.occupancy.values[k], occupancy_se=c.occupancy_batch_se.values[k],
         mean_response_time=float(c.R.values[k]), mean_response_time_se=float(c.R_batch_se.values[k]),
         batch_occupancy=c.batch_occupancy.values[k, :nb[k]],
         batch_response_time=c.batch_R.values[k, :nb[k]], batches=int(nb[k]),
         events=int(ev[k]), se_reliable=bool(c.se_reliable.values[k]),
-        wall_time=float(c.kernel_seconds.values[k])) for k in range(R))
+        wall_time=float(c.kernel_seconds.values[k]), n=int(par["n"]), lam=float(par["lam"]),
+        mu=float(par["mu"])) for k in range(R))
     m, se = c.occupancy_mean.values, c.occupancy_se.values
     rm, rse = float(c.R_mean), float(c.R_se)
     tq = float(student_t.ppf(0.975, R - 1))

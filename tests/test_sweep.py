@@ -131,6 +131,7 @@ def test_initial_states_equal_replicate(client):
                                           b.batch_occupancy)
         if "batches" in p:
             assert all(r.batches == p["batches"] for r in got.results)
+        assert (got.results[0].n, got.results[0].lam, got.results[0].mu) == (g.n, p["lam"], p["mu"])
     # "empty" is the default: the same seed, the same numbers as no initial at all
     plain = {k: v for k, v in INIT_PTS[3].items() if k != "initial"}
     assert point_seed(SEED, plain).spawn_key == point_seed(SEED, INIT_PTS[3]).spawn_key
