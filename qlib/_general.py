@@ -22,8 +22,11 @@ joining a server with ``k >= 1`` tasks has expected response time
 ``k`` fresh services of mean 1), and 1 at an idle server.  With
 ``record_response=True`` every task also carries its arrival time through
 its server's FIFO (a linked list in a pool of slots), and the measured
-response time of every task that arrives in ``[burn_in, t_end]`` and leaves
-by ``t_end`` is returned.
+response time of every task that *leaves* in ``[burn_in, t_end]`` is
+returned.  Selecting tasks by departure, not by arrival, avoids the survivor
+bias of a window that would drop the long response times that have not ended
+by ``t_end``; in a stationary run the tasks leaving in a window have the
+law of the response time of a typical task.
 """
 from __future__ import annotations
 
@@ -180,7 +183,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             X[s] = lv - 1
             if record:
                 f = head[s]
-                if tarr[f] >= burn_in:
+                if t >= burn_in and tarr[f] >= 0.0:
                     resp[nresp] = t - tarr[f]
                     nresp += 1
                     if nresp == resp.shape[0]:
@@ -321,9 +324,8 @@ class GeneralSimulationResult(SimulationResult):
         The service law.
     response_times : numpy.ndarray or None
         With ``record_response=True``: measured response times of the tasks
-        that arrived in ``[burn_in, t_end]`` and left by ``t_end``, in order
-        of departure (the tasks still present at ``t_end`` are missing, a
-        bias of order ``1/(t_end - burn_in)`` towards short times).
+        that left in ``[burn_in, t_end]``, in order of departure (tasks
+        present at time 0, whose arrival times are unknown, excluded).
     """
 
     service: object = None
@@ -379,8 +381,9 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     service : qlib.service.ServiceLaw or None or "exp"
         The service law (None/"exp": :func:`qlib.service.exponential`).
     record_response : bool
-        Also return the measured response time of every task (memory: 8
-        bytes per task arriving in the window, plus 16 per task present).
+        Also return the measured response time of every task leaving in
+        ``[burn_in, t_end]`` (memory: 8 bytes per such task, plus 16 per
+        task present).
 
     Returns
     -------

@@ -178,8 +178,8 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
     it = 0
     for it in range(1, max_iter + 1):
         p = level_chain(arrival_rates(q, lam, degrees), service)
-        new = np.concatenate([[1.0], 1.0 - np.cumsum(p)[:-1]])
-        new = np.maximum(new, 0.0)
+        new = np.cumsum(p[::-1])[::-1]     # tail sums: exact far below 1e-16
+        new /= new[0]
         res = float(np.max(np.abs(new - q)))
         q = (1 - damping) * q + damping * new
         if res < tol:
