@@ -30,7 +30,9 @@ import scipy.sparse.linalg as spla
 
 __all__ = ["simulate_jsq", "JSQResult", "reflected_ou", "OUResult",
            "reflected_ou_crn", "OUCRN", "transient_jsq", "TransientJSQ",
-           "ou_halving", "stationary_jsq", "StationaryJSQ"]
+           "ou_halving", "stationary_jsq", "StationaryJSQ",
+           "erlang_c", "halfin_whitt_alpha", "simulate_jsq_d", "JSQdResult",
+           "jsq_d_fixed_point"]
 
 
 # ---------------------------------------------------------------- validation
@@ -1335,3 +1337,361 @@ def stationary_jsq(n, beta, *, tol=1e-12, max_states=4_000_000):
         spread=d, caps=tuple(caps[j] for j in range(2, d + 1)),
         states=Q, pi=pi, cpu_time=time.process_time() - c0,
         wall_time=time.perf_counter() - w0)
+
+
+# ------------------------------------------------------- the alternatives
+# Pooled M/M/n (Erlang C), its Halfin–Whitt limit, and JSQ(d) at the load
+# λ_n = n − β√n (chapter ``ht_alternatives``).
+
+@numba.njit(cache=True)
+def _erlang_b(n, a):
+    """Erlang B by the recursion ``B_k = a B_{k−1} / (k + a B_{k−1})``, ``B_0 = 1``;
+    every step is a ratio of positive terms, so the relative error grows at
+    most linearly in ``n`` (no cancellation, no overflow)."""
+    b = 1.0
+    for k in range(1, n + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
+def erlang_c(n, lam):
+    """Probability of waiting in the M/M/n queue (Erlang C), unit service rate.
+
+    Parameters
+    ----------
+    n : int
+        Number of servers, ``n >= 1``.
+    lam : float
+        Arrival rate, ``0 < lam < n`` (the queue is stable).
+
+    Returns
+    -------
+    float
+        ``C(n, λ) = P(all n servers busy)``, which by PASTA is the chance that
+        an arrival waits.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``n`` or ``lam`` (``lam >= n`` is unstable).
+
+    Notes
+    -----
+    ``C = B / (1 − ρ(1 − B))`` with ``ρ = λ/n`` and ``B`` the Erlang B
+    probability, computed by the stable recursion
+    ``B_k = λ B_{k−1} / (k + λ B_{k−1})`` (no factorials, no powers): ``O(n)``
+    operations, relative error about ``n`` units of rounding, so accurate to
+    ``n = 10⁶`` and beyond.
+    """
+    n = _check_n(n)
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        raise TypeError(f"lam must be a real number in (0, n), got {lam!r}")
+    lam = float(lam)
+    if not (np.isfinite(lam) and 0 < lam < n):
+        raise ValueError(f"lam must be in (0, n) = (0, {n}) for a stable M/M/n queue, "
+                         f"got {lam}")
+    b = _erlang_b(n, lam)
+    rho = lam / n
+    return float(b / (1.0 - rho * (1.0 - b)))
+
+
+def halfin_whitt_alpha(beta):
+    """The Halfin–Whitt limit ``α(β) = [1 + βΦ(β)/φ(β)]⁻¹`` of Erlang C.
+
+    ``erlang_c(n, n − β√n) → α(β)`` as ``n → ∞`` (Halfin & Whitt 1981).
+
+    Parameters
+    ----------
+    beta : float or array_like
+        ``beta > 0``.
+
+    Returns
+    -------
+    float or ndarray
+        ``α(β)``, in ``(0, 1)``.
+
+    Notes
+    -----
+    Evaluated as ``expit(−log(βΦ(β)/φ(β)))`` with ``log Φ`` from
+    :func:`scipy.special.log_ndtr`, so it neither overflows nor loses
+    precision for large ``β`` (where ``Φ/φ`` grows like ``e^{β²/2}``).
+    """
+    from scipy.special import expit, log_ndtr
+    b = np.asarray(beta)
+    if b.dtype == bool or not (np.issubdtype(b.dtype, np.integer)
+                               or np.issubdtype(b.dtype, np.floating)):
+        raise TypeError(f"beta must be a real number or array of them, got {beta!r}")
+    b = b.astype(float)
+    if not np.all(np.isfinite(b) & (b > 0)):
+        raise ValueError(f"beta must be finite and > 0, got {beta!r}")
+    logr = np.log(b) + log_ndtr(b) + 0.5 * b * b + 0.5 * math.log(2 * math.pi)
+    out = expit(-logr)
+    return float(out) if out.ndim == 0 else out
+
+
+def _sample_table(n, d):
+    """``h[m] = C(m, d)/C(n, d)``, ``m = 0..n``: the chance that ``d`` servers
+    drawn without replacement all lie among ``m`` given ones."""
+    from scipy.special import gammaln
+    m = np.arange(n + 1, dtype=float)
+    h = np.zeros(n + 1)
+    ok = m >= d
+    logc = gammaln(m[ok] + 1) - gammaln(m[ok] - d + 1)
+    h[ok] = np.exp(logc - logc[-1])
+    h[n] = 1.0
+    return h
+
+
+@numba.njit(cache=True)
+def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
+    """Occupancy chains of JSQ(d) for several ``d`` on common random numbers.
+
+    Row ``j`` of ``H`` is :func:`_sample_table` for the ``j``-th ``d``; row
+    ``j`` of ``Q`` its occupancy: ``Q[j, 0] = n``, ``Q[j, i]`` = number of
+    queues with ``>= i`` tasks, ``Q[j, K+1] = 0`` a sentinel.  Events come at
+    the constant rate ``λ + n`` (uniformization): an arrival with chance
+    ``λ/(λ + n)``, else a departure candidate ``x`` uniform on ``[0, n)``,
+    a real departure in chain ``j`` when ``x < Q_1``.  An arrival joins a queue
+    of length ``>= i`` when ``v < H[j, Q_i]`` (all ``d`` sampled queues are
+    that long), so its level is found by walking up from ``i = 1``; a
+    departure leaves a queue of length exactly ``i`` when
+    ``Q_1 − Q_i <= x < Q_1 − Q_{i+1}``.  All chains use the same ``(x, v)``:
+    each is exact in law, and they stay close when their policies are.
+    ``out[j, k]`` accumulates, over block ``k`` of ``[burn_in, t_end]``, the
+    integrals of ``H[j, Q_1]`` (an arrival waits), ``Q_1``, ``Q_2``, ``Q_3``
+    and ``N = Σ Q_i``.  Returns (events, overflow flag).
+    """
+    np.random.seed(seed)
+    m = Q.shape[0]
+    K = Q.shape[1] - 2
+    n = Q[0, 0]
+    blen = (t_end - burn_in) / nblocks
+    N = np.zeros(m, np.int64)
+    for j in range(m):
+        for i in range(1, K + 1):
+            N[j] += Q[j, i]
+    rate = lam + n
+    t = 0.0
+    events = 0
+    while True:
+        tn = t - math.log(1.0 - np.random.random()) / rate
+        a = max(t, burn_in)
+        b = min(tn, t_end)
+        while a < b:
+            k = min(int((a - burn_in) / blen), nblocks - 1)
+            while k < nblocks - 1 and burn_in + (k + 1) * blen <= a:
+                k += 1  # rounding put a on the boundary below it
+            e = b if k == nblocks - 1 else min(b, burn_in + (k + 1) * blen)
+            w = e - a
+            for j in range(m):
+                out[j, k, 0] += w * H[j, Q[j, 1]]
+                out[j, k, 1] += w * Q[j, 1]
+                out[j, k, 2] += w * Q[j, 2]
+                out[j, k, 3] += w * Q[j, 3]
+                out[j, k, 4] += w * N[j]
+            a = e
+        if tn >= t_end:
+            return events, False
+        t = tn
+        events += 1
+        u = np.random.random() * rate
+        v = np.random.random()
+        if u < lam:
+            for j in range(m):
+                i = 1
+                while i <= K and v < H[j, Q[j, i]]:
+                    i += 1
+                if i > K:
+                    return events, True
+                Q[j, i] += 1
+                N[j] += 1
+        else:
+            x = u - lam
+            for j in range(m):
+                if x < Q[j, 1]:
+                    i = 1
+                    while x >= Q[j, 1] - Q[j, i + 1]:
+                        i += 1
+                    Q[j, i] -= 1
+                    N[j] -= 1
+
+
+@dataclass(frozen=True)
+class JSQdResult:
+    """Result of :func:`simulate_jsq_d`.
+
+    Per replication, time averages over ``[burn_in, t_end]`` (shape
+    ``(replications,)`` for one ``d``, ``(replications, len(d))`` for a
+    sequence): ``p_wait`` = the time average of ``C(Q_1, d)/C(n, d)``, the
+    chance that all ``d`` sampled servers are busy, which by PASTA is the
+    fraction of arrivals that wait; ``mean_q1``, ``mean_q2``, ``mean_q3`` and
+    ``mean_tasks = E[N]``; ``mean_wait = E[N − Q_1]/λ_n`` (Little's law) and
+    ``cond_wait = mean_wait / p_wait`` (the mean wait of a task that waits).
+    ``blocks``: shape ``(replications, nblocks, 5)`` (one ``d``) or
+    ``(replications, len(d), nblocks, 5)``: the five time averages
+    ``(p_wait, Q_1, Q_2, Q_3, N)`` over ``nblocks`` equal blocks of the
+    window, for :func:`qlib.stats.burn_in_check`.  ``events``: total over
+    replications (uniformized: dummy events included).
+    """
+
+    n: int
+    beta: float
+    d: object
+    lam: float
+    t_end: float
+    burn_in: float
+    p_wait: np.ndarray
+    mean_q1: np.ndarray
+    mean_q2: np.ndarray
+    mean_q3: np.ndarray
+    mean_tasks: np.ndarray
+    mean_wait: np.ndarray
+    cond_wait: np.ndarray
+    blocks: np.ndarray
+    events: int
+    wall_time: float
+    seed: object
+
+    def ci(self, name, level=0.95):
+        """:func:`qlib.stats.replication_ci` of the per-replication values of
+        attribute ``name`` (e.g. ``"p_wait"``)."""
+        from qlib import stats
+        return stats.replication_ci(getattr(self, name), level)
+
+
+def jsq_d_fixed_point(n, beta, d):
+    """Mean-field (Vvedenskaya–Mitzenmacher) prediction for JSQ(d) at load
+    ``ρ = 1 − β/√n``: ``q_i = ρ^{(d^i − 1)/(d − 1)}`` (``q_i = ρ^i`` for
+    ``d = 1``), the fraction of queues with ``>= i`` tasks.
+
+    Parameters
+    ----------
+    n : int
+        ``n >= 1`` (only ``ρ`` depends on it).
+    beta : float
+        ``0 < beta < √n``.
+    d : int
+        ``d >= 1``.
+
+    Returns
+    -------
+    dict
+        ``q`` (the sequence until it drops below ``1e-300``), ``p_wait = ρ^d``
+        (``q_1^d``: all ``d`` samples busy), ``mean_wait = Σ_{i≥2} q_i / ρ``
+        (Little) and ``cond_wait = mean_wait / p_wait``.  A heuristic at
+        finite ``n``: the fixed point is the ``n → ∞`` limit at *fixed* ``ρ``.
+    """
+    n = _check_n(n)
+    beta = _check_beta(beta, n)
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d must be an integer >= 1, got {d!r}")
+    rho = 1.0 - beta / math.sqrt(n)
+    # levels until q_i < 1e-300: exponent (d^i − 1)/(d − 1) > 690/(−log ρ)
+    emax = 690.8 / -math.log(rho)
+    if d == 1:
+        e = np.arange(1, int(emax) + 2, dtype=float)
+    else:
+        e = (float(d) ** np.arange(1, int(math.log(emax * (d - 1) + 1, d)) + 3) - 1) / (d - 1)
+    q = rho ** e
+    q = q[q >= 1e-300]
+    pw = rho ** d
+    mw = float(q[1:].sum() / rho) if d > 1 else rho / (1 - rho)
+    return {"q": q, "p_wait": float(pw), "mean_wait": mw, "cond_wait": mw / pw}
+
+
+def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10,
+                   initial=None, seed=None, levels=64):
+    """Simulate JSQ(d) (``d`` servers sampled without replacement, join the
+    shortest) with ``n`` servers at ``λ_n = n − β√n``, Exp(1) services.
+
+    The occupancy ``(Q_1, Q_2, …)`` is itself a Markov chain (the servers are
+    exchangeable), so the kernel simulates it exactly at ``O(levels in use)``
+    per event, whatever ``d``: the chance that the ``d`` sampled queues all
+    hold ``>= i`` tasks is ``C(Q_i, d)/C(n, d)``, tabulated once.  ``d = n`` is
+    JSQ, ``d = 1`` random routing.  Several ``d`` run side by side on common
+    random numbers, so their differences have a small variance.
+
+    Parameters
+    ----------
+    n : int
+        ``n >= 2``.
+    beta : float
+        ``0 < beta < √n``.
+    d : int or sequence of int
+        ``1 <= d <= n``; a sequence runs coupled chains, one per entry.
+    t_end : float
+        Length of each replication.
+    burn_in : float
+        Time averages over ``[burn_in, t_end]``.
+    replications : int
+        Independent replications, ``>= 2`` (seeds spawned from ``seed``).
+    nblocks : int
+        Blocks of the window recorded for the burn-in check, ``>= 2``.
+    initial : sequence of int, optional
+        Initial ``(Q_1, Q_2, …)`` of every chain, non-increasing, ``<= n``;
+        default empty.
+    seed : None, int or numpy.random.SeedSequence
+    levels : int
+        Largest queue length the kernel can hold (``RuntimeError`` beyond).
+
+    Returns
+    -------
+    JSQdResult
+    """
+    n = _check_n(n)
+    if n < 2:
+        raise ValueError(f"n must be >= 2, got {n}")
+    beta = _check_beta(beta, n)
+    scalar = isinstance(d, numbers.Integral) and not isinstance(d, bool)
+    ds = [d] if scalar else list(np.atleast_1d(np.asarray(d, dtype=object)))
+    for x in ds:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral) \
+                or not 1 <= x <= n:
+            raise ValueError(f"d must be an integer in [1, n] = [1, {n}] or a non-empty "
+                             f"sequence of them, got {d!r}")
+    if not ds:
+        raise ValueError("d must not be an empty sequence")
+    t_end, burn_in = _check_times(t_end, burn_in)
+    for name, v, lo in (("replications", replications, 2), ("nblocks", nblocks, 2),
+                        ("levels", levels, 3)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+    Q0 = np.zeros((len(ds), int(levels) + 2), np.int64)
+    Q0[:, 0] = n
+    if initial is not None:
+        q = np.asarray(initial)
+        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
+            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
+        if q.size > levels or np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
+            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n} "
+                             f"and at most levels = {levels} entries")
+        Q0[:, 1:q.size + 1] = q
+    if isinstance(seed, np.random.SeedSequence):
+        ss = seed
+    else:
+        _seed32(seed)  # validates
+        ss = np.random.SeedSequence(None if seed is None else int(seed))
+    lam = n - beta * math.sqrt(n)
+    H = np.vstack([_sample_table(n, int(x)) for x in ds])
+    out = np.zeros((int(replications), len(ds), int(nblocks), 5))
+    events = 0
+    w0 = time.perf_counter()
+    for r, child in enumerate(ss.spawn(int(replications))):
+        ev, overflow = _jsq_d_kernel(int(child.generate_state(1)[0]), lam, H, t_end,
+                                     burn_in, Q0.copy(), int(nblocks), out[r])
+        if overflow:
+            raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+        events += ev
+    wall = time.perf_counter() - w0
+    blocks = out / ((t_end - burn_in) / nblocks)
+    avg = blocks.mean(axis=2)
+    mw = (avg[..., 4] - avg[..., 1]) / lam
+    cw = mw / avg[..., 0]
+    if scalar:
+        avg, mw, cw, blocks = avg[:, 0], mw[:, 0], cw[:, 0], blocks[:, 0]
+    return JSQdResult(
+        n=n, beta=beta, d=int(d) if scalar else tuple(int(x) for x in ds), lam=lam,
+        t_end=t_end, burn_in=burn_in, p_wait=avg[..., 0], mean_q1=avg[..., 1],
+        mean_q2=avg[..., 2], mean_q3=avg[..., 3], mean_tasks=avg[..., 4], mean_wait=mw,
+        cond_wait=cw, blocks=blocks, events=int(events), wall_time=wall,
+        seed=_seed_record(seed, ss.entropy))
