@@ -1,39 +1,53 @@
-"""First-order finite-``n`` bias of the stationary occupancy (``μ = ∞``).
+"""Finite-``n`` corrections of the stationary occupancy (``μ = ∞``).
 
 With a fresh random placement of the servers before every arrival
-(``mu = inf``), an arrival at a position of degree ``d`` sees ``d + 1``
-distinct servers drawn uniformly.  By PASTA and the balance of the rate at
-which tasks join queues holding at least ``i`` tasks with the departure rate
-from queues holding at least ``i + 1``, the stationary means satisfy exactly
+(``mu = inf``), the numbers ``N_i = n q_n(i)`` of servers holding at least
+``i`` tasks form a Markov chain: an arrival at a position of degree ``d``
+(probability ``p(d)``) sees ``d + 1`` distinct servers drawn uniformly and
+raises level ``j`` at rate
 
-    E q_n(i+1) = λ Σ_d p_n(d) E[ C(N_i, d+1) / C(n, d+1) ],   N_i = n q_n(i),
+    n λ Σ_d p(d) [C(N_{j-1}, d+1) − C(N_j, d+1)] / C(n, d+1),   N_0 = n,
 
-and ``E q_n(1) = λ``.  For ``N_i`` Binomial(n, q) (independent servers) the
-right side is ``λ q φ(q)``, the fluid recursion, exactly; the bias comes from
-the variance of ``N_i`` differing from the binomial one.  Writing
-``Var N_i = v_i n q (1 − q)`` and expanding to first order in ``1/(n q)``:
+and a departure lowers level ``j`` at rate ``N_j − N_{j+1}``.  Its drift is
+``f(x) + f̃(x)/n + O(1/n²)``, ``f`` the fluid drift and, with
+``h(x) = ½ x (1 − x) g''(x)`` and ``g(x) = x φ(x)``,
 
-* level ``i`` adds to level ``i + 1`` the relative bias
-  ``Σ_d w_d C(d+1, 2) (1 − q)(v_i − 1)/(n q)``, with ``w_d = p(d) q^{d+1} /
-  (q φ(q))`` the share of degree ``d`` at ``q = q*(i)``;
-* a relative bias at level ``i`` reaches level ``i + 1`` multiplied by
-  ``Σ_d w_d (d + 1) = d log(x φ(x)) / d log x`` at ``x = q*(i)``.
+    f̃_j(x) = −λ [h(x_{j-1}) − h(x_j)]
 
-:func:`variance_ratio` measures ``v_i`` from recorded simulation paths and
-:func:`bias_first_order` runs the recursion (chapter *tails*, where the
-prediction is checked against simulations).
+(``C(nx, k)/C(n, k) = x^k − C(k, 2) x^{k-1}(1 − x)/n + O(1/n²)``); sampling
+*with* replacement has ``f̃ = 0``.  The refined mean field
+(Gast & Van Houdt 2017) then gives
+
+    E q_n = q* + v/n + O(1/n²),
+    v = −A⁻¹ [ f̃(q*) + ½ Σ_{k,l} ∂_k ∂_l f(q*) W_{kl} ],
+    A W + W Aᵀ + Q = 0,
+
+``A`` the (tridiagonal) Jacobian of ``f`` at ``q*``,
+``Q = diag(λ[g(q*_{j-1}) − g(q*_j)] + q*_j − q*_{j+1})`` the jump
+covariance, ``W`` the covariance of ``√n (q_n − q*)``.  The Hessian of
+``f_j`` has only the two diagonal entries ``λ g''(x_{j-1})`` and
+``−λ g''(x_j)``, so the noise term is
+``½ λ [g''(q*_{j-1}) W_{j-1,j-1} − g''(q*_j) W_{jj}]`` (``W_{00} = 0``).
+:func:`refined` computes ``v`` and the response-time coefficient
+``R_v = Σ_i v_i / λ`` (Little's law); the chapter *How large must n be?*
+derives the formulas with sympy and checks them against exact chains
+(:func:`qlib.exact.occupancy_chain`), simulations and rmftool.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+import scipy.linalg
 
 from .degrees import DegreeDistribution
-from .fluid import _check_occupancy
+from .fluid import _check_degrees, _check_lam, equilibrium
 
-__all__ = ["variance_ratio", "bias_first_order", "response_time_bias"]
+__all__ = ["refined", "Refined", "Approximation"]
 
 
 def _check_n(n) -> int:
@@ -42,129 +56,169 @@ def _check_n(n) -> int:
     return int(n)
 
 
-def variance_ratio(result, q, burn_in=None) -> np.ndarray:
-    """Measured ratio ``v_i = Var N_i / (n q(1 − q))`` from recorded paths.
+# ------------------------------------------------------------------ refined
+
+
+class Approximation(NamedTuple):
+    """First-order approximation for ``n`` servers (:meth:`Refined.at`)."""
+
+    occupancy: np.ndarray
+    response_time: float
+
+
+@dataclass(frozen=True)
+class Refined:
+    """Refined mean field ``E q_n = q + v/n + O(1/n²)`` (:func:`refined`).
+
+    Attributes
+    ----------
+    q : numpy.ndarray, shape (K+1,)
+        Fluid equilibrium ``q*(0..K)`` (``q*(0) = 1``).
+    v : numpy.ndarray, shape (K+1,)
+        The ``1/n`` coefficient of ``E q_n(i)``; ``v[0] = 0``.
+    response_time : float
+        ``R* = Σ_{i≥1} q*(i) / λ``.
+    response_time_v : float
+        ``R_v = Σ_{i≥1} v_i / λ``: ``E R_n = R* + R_v/n + O(1/n²)``.
+    lam : float
+    degrees : DegreeDistribution
+    replacement : bool
+    levels : int
+        The truncation ``K`` at which ``v`` had converged.
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    response_time: float
+    response_time_v: float
+    lam: float
+    degrees: DegreeDistribution
+    replacement: bool
+    levels: int
+
+    def at(self, n) -> Approximation:
+        """``(q + v/n, R* + R_v/n)`` for ``n >= 1`` servers."""
+        n = _check_n(n)
+        return Approximation(self.q + self.v / n,
+                             self.response_time + self.response_time_v / n)
+
+
+def _poly(coef, x):
+    return np.polyval(np.asarray(coef)[::-1], x)
+
+
+def _refined_v(q, lam, pmf, replacement):
+    """``v`` on the levels ``1..K`` of the truncated vector ``q[0..K]``."""
+    d = np.arange(pmf.size)
+    g = _poly(np.concatenate([[0.0], pmf]), q)                 # x φ(x)
+    g1 = _poly(pmf * (d + 1), q)                                # g'
+    g2 = np.zeros_like(q) if pmf.size < 2 else _poly(pmf[1:] * (d[1:] + 1) * d[1:], q)
+    x = q[1:]
+    K = x.size
+    A = (np.diag(-lam * g1[1:] - 1.0) + np.diag(np.ones(K - 1), 1)
+         + np.diag(lam * g1[1:-1], -1))
+    nxt = np.append(x[1:], 0.0)
+    Q = lam * (g[:-1] - g[1:]) + (x - nxt)
+    W = scipy.linalg.solve_continuous_lyapunov(A, -np.diag(Q))
+    w = np.concatenate([[0.0], np.diag(W)])                     # W_00 = 0
+    s = 0.5 * lam * (g2[:-1] * w[:-1] - g2[1:] * w[1:])
+    if not replacement:
+        h = 0.5 * q * (1.0 - q) * g2
+        s -= lam * (h[:-1] - h[1:])
+    return np.concatenate([[0.0], -np.linalg.solve(A, s)])
+
+
+def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
+            max_levels=4000) -> Refined:
+    """Refined mean-field (``1/n``) expansion of the stationary occupancy.
+
+    ``E q_n(i) = q*(i) + v_i/n + O(1/n²)`` for the ``μ = ∞`` chain (module
+    docstring): the drift correction of sampling without replacement plus
+    the noise term ``½ Σ ∂²f · W`` with ``W`` from the Lyapunov equation of
+    the fluid linearised at ``q*``.
 
     Parameters
     ----------
-    result : qlib.SimulationResult or qlib.ReplicationResult
-        Run(s) made with ``record_dt`` set (so that ``times`` and ``paths``
-        exist).  For a ``ReplicationResult`` the variances are averaged over
-        the replications.
-    q : array_like, shape (K+1,)
-        Occupancy ``q(0..K)`` to normalise by (usually ``q*``); ``q[0] = 1``,
-        non-increasing, in ``[0, 1]``.
-    burn_in : float, optional
-        Only path points at times ``>= burn_in`` are used; default: the run's
-        own ``burn_in``.
+    lam : float
+        ``λ ∈ (0, 1)``.
+    degrees : DegreeDistribution
+        Degree law ``p`` (of the graph, ``p_n``); ``p(0) > 0`` allowed.
+    replacement : bool
+        Sample the ``d`` other servers with replacement (for a point mass
+        ``δ_d``: the supermarket model with ``d + 1`` choices, the model of
+        Gast & Van Houdt and of rmftool) instead of ``d`` distinct ones.
+    levels : int, optional
+        Fixed truncation ``K >= 2`` (for benchmarks).  Default: start where
+        ``q*`` falls below ``1e-12`` and grow ``K`` by half until ``v`` and
+        ``R_v`` change by less than ``tol`` (relative to ``max(1, |·|)``).
+    tol : float
+        Convergence tolerance of the automatic truncation, in ``(0, 1)``.
+    max_levels : int
+        Largest automatic truncation; beyond it ``RuntimeError``.
 
     Returns
     -------
-    numpy.ndarray, shape (K+1,)
-        ``v_i``: the variance over time of ``q_n(t, i)`` on the recording grid,
-        times ``n / (q(i)(1 − q(i)))``; 1 where ``q(i)(1 − q(i)) = 0``.
-        Levels the run never tracked count as identically 0.
+    Refined
 
     Raises
     ------
-    TypeError
-        If ``result`` is not a simulation or replication result.
     ValueError
-        If ``q`` is not an occupancy vector, no paths were recorded, or fewer
-        than two path points lie after ``burn_in``.
+        If ``lam`` is not in ``(0, 1)``, ``levels`` or ``max_levels`` is not
+        an integer ``>= 2``, ``tol`` not in ``(0, 1)``.
+    TypeError
+        If ``degrees`` is not a DegreeDistribution or ``replacement`` not a bool.
+    RuntimeError
+        If ``v`` has not converged at ``max_levels`` levels.
+
+    Notes
+    -----
+    The cost is one ``K × K`` Lyapunov solve (Bartels–Stewart) per trial
+    truncation; ``K`` is about 10 for ``p(0) = 0`` and grows like
+    ``log(1e-12)/log(λ p(0))`` when ``p(0) > 0``.  A law with ``p = δ_0``
+    has ``v = 0`` exactly (independent M/M/1 queues).
     """
-    runs = getattr(result, "results", None)
-    if runs is None:
-        runs = (result,)
-    for r in runs:
-        if not all(hasattr(r, a) for a in ("times", "paths", "n", "burn_in")):
-            raise TypeError("result must be a qlib.SimulationResult or qlib.ReplicationResult")
-        if r.paths is None or r.times is None:
-            raise ValueError("result has no recorded paths: simulate with record_dt=...")
-    q = _check_occupancy(q)
-    K = q.size
-    n = runs[0].n
-    v = np.zeros(K)
-    for r in runs:
-        t0 = r.burn_in if burn_in is None else float(burn_in)
-        keep = r.times >= t0
-        if keep.sum() < 2:
-            raise ValueError(f"fewer than two path points after burn_in = {t0}")
-        P = np.zeros((int(keep.sum()), K))
-        m = min(K, r.paths.shape[1])
-        P[:, :m] = r.paths[keep, :m]
-        v += P.var(axis=0) / len(runs)
-    binom = q * (1 - q)
-    out = np.ones(K)
-    pos = binom > 0
-    out[pos] = v[pos] * n / binom[pos]
-    return out
+    lam = _check_lam(lam)
+    _check_degrees(degrees)
+    if not isinstance(replacement, (bool, np.bool_)):
+        raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
+    for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):
+        if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < 2:
+            raise ValueError(f"{name} must be an integer >= 2, got {val!r}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    pmf = np.asarray(degrees.pmf, dtype=float)
+    q = equilibrium(lam, degrees, tol=1e-12)
 
+    def extend(K):
+        out = list(q[: K + 1])
+        while len(out) < K + 1:        # beyond 1e-12: the plain recursion
+            x = out[-1]
+            out.append(lam * x * float(degrees.pgf(x)))
+        return np.array(out)
 
-def bias_first_order(degrees, q, n, v) -> np.ndarray:
-    """First-order relative bias ``b_i`` of the stationary mean ``E q_n(i)``.
+    def solve(K):
+        qK = extend(K)
+        return qK, _refined_v(qK, lam, pmf, bool(replacement))
 
-    ``E q_n(i) ≈ q(i) (1 + b_i)`` to first order in ``1/(n q)``, with
-    ``b_0 = b_1 = 0`` and, for ``i >= 1``,
-
-        b_{i+1} = s_i b_i + Σ_d w_d C(d+1, 2) (1 − q_i)(v_i − 1) / (n q_i),
-        s_i = Σ_d w_d (d + 1),   w_d = p(d) q_i^{d+1} / (q_i φ(q_i)),
-
-    (module docstring).  Levels where ``q_i = 0`` end the recursion (the
-    remaining entries are 0).
-
-    Parameters
-    ----------
-    degrees : DegreeDistribution
-        Degree law ``p_n`` of the simulated graph.
-    q : array_like, shape (K+1,)
-        Fluid equilibrium ``q*(0..K)`` of ``p_n``.
-    n : int
-        Number of servers, ``>= 1``.
-    v : array_like, shape (K+1,)
-        Variance ratios ``v_i`` (:func:`variance_ratio`), finite and ``>= 0``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (K+1,)
-        ``b_0, ..., b_K``.
-    """
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    q = _check_occupancy(q)
-    n = _check_n(n)
-    try:
-        v = np.asarray(v, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("v must be an array of variance ratios") from None
-    if v.shape != q.shape:
-        raise ValueError(f"v must have the shape of q, {q.shape}, got {v.shape}")
-    if not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise ValueError("v must be finite and >= 0")
-    d = np.arange(degrees.max_degree + 1)
-    b = np.zeros(q.size)
-    for i in range(1, q.size - 1):
-        x = q[i]
-        if x <= 0:
-            break
-        w = degrees.pmf * x ** (d + 1)
-        w = w / w.sum()
-        local = (w * (d + 1) * d / 2).sum() * (1 - x) * (v[i] - 1) / (n * x)
-        b[i + 1] = (w * (d + 1)).sum() * b[i] + local
-    return b
-
-
-def response_time_bias(lam, degrees, q, n, v) -> float:
-    """Allowance ``Σ_i |b_i| q(i) / λ`` for the finite-``n`` bias of ``R``.
-
-    The arrival-side mean response time has expectation ``Σ_i E q_n(i) / λ``,
-    so to first order its bias is ``Σ_i b_i q(i) / λ``; the absolute values
-    make it an allowance that does not rely on cancellations.
-
-    Parameters are those of :func:`bias_first_order`, plus ``lam`` in ``(0, 1)``.
-    """
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (0 < float(lam) < 1):
-        raise ValueError(f"lam must be in (0, 1), got {lam!r}")
-    b = bias_first_order(degrees, q, n, v)
-    q = np.asarray(q, dtype=float)
-    return float(np.sum(np.abs(b) * q) / float(lam))
+    if levels is not None:
+        qK, v = solve(int(levels))
+    elif degrees.max_degree == 0:
+        K = max(q.size - 1, 2)
+        qK, v = extend(K), np.zeros(K + 1)       # independent M/M/1 queues
+    else:
+        K = max(q.size - 1, 4)
+        qK, v = solve(K)
+        while True:
+            K2 = K + max(2, K // 2)
+            if K2 > max_levels:
+                raise RuntimeError(f"v has not converged at {K} levels (max_levels = {max_levels})")
+            q2, v2 = solve(K2)
+            dv = np.max(np.abs(v2[: K + 1] - v)) + np.max(np.abs(v2[K + 1:]), initial=0.0)
+            dR = abs(math.fsum(v2) - math.fsum(v)) / lam
+            scale = max(1.0, np.max(np.abs(v2)))
+            K, qK, v = K2, q2, v2
+            if dv <= tol * scale and dR <= tol * max(1.0, abs(math.fsum(v2)) / lam):
+                break
+    return Refined(q=qK, v=v, response_time=math.fsum(qK[1:].tolist()) / lam,
+                   response_time_v=math.fsum(v[1:].tolist()) / lam, lam=lam,
+                   degrees=degrees, replacement=bool(replacement), levels=int(qK.size - 1))
