@@ -1,46 +1,59 @@
-"""Speed of qlib.simulate on the ring, against a minimal JSQ(2) kernel.
+"""Cost per event of qlib.simulate from n = 1e3 to 1e7, before and after the pipeline.
 
 Run: ``python benchmarks/bench_simulate.py [--quick]`` (``make bench``).
-Writes ``benchmarks/simulate_results.json`` and prints a table.
+Writes ``benchmarks/simulate_results.json`` (not with ``--quick``) and prints
+a table.
 
-* events/s on one core for the ring, n in {1e3, 1e4, 1e5, 1e6} and
-  mu in {0, log log n, log n, n, inf}, lam = 0.9, started at the fluid
-  equilibrium q* (so the run measures the stationary regime), about
-  ``EVENTS`` events per run.  CPU time (``time.process_time``: robust to
-  other processes sharing the machine) and wall time are both recorded;
-  events/s uses CPU time.  An event is an arrival, a departure or (for
-  finite mu) a resampling epoch.
-* a baseline: a minimal hand-written numba JSQ(2) kernel on n servers
-  (two uniform servers per arrival, the shorter one, ties by a coin; busy
-  array for departures; the same O(1) time-integral bookkeeping of the
-  occupancy), measured in the same run.  The target of issue 5: qlib on the
-  ring at n = 1e4, mu = log n does at least half the baseline's events/s.
-* compile time: the first call in a fresh process with an empty numba cache
-  (compilation) and with the cache filled (loading), each measured in a
-  subprocess.
-* memory per server: peak bytes allocated by ``simulate`` (tracemalloc sees
-  numpy's buffers) divided by n, at n = 1e6, graph excluded.
+* Three kernels on the ring, lambda = 0.9, started near the fluid
+  equilibrium, about ``EVENTS`` events per cell, n in {1e3, ..., 1e7}:
+  ``new``: ``qlib.simulate`` (the pipelined kernel), ``old``: the kernel of
+  qlib before issue 19, kept verbatim in ``old_simulate_kernel.py``, and
+  ``hand``: a plain numba JSQ(2) kernel written the way a user would write
+  it (numba's RNG, two uniform servers per arrival, a busy array with
+  swap-removal; deliberately not tuned).  ``new`` and ``old`` run for
+  mu in {0, log log n, log n, n, inf} (the targets of issue 19 are about
+  the four without n).
+* Cost per event = CPU time (``time.process_time``) per event, measured as
+  the difference between a run of ``t_end`` and one of ``t_end / 10`` (same
+  seed, same set-up), so the O(n) set-up (allocation, initial state) is not
+  counted.  An event is an arrival, a departure or a resampling epoch of
+  finite mu; the new kernel's empty departure candidates are not events.
+* The machine may be shared: the cells are interleaved (every kernel and mu
+  at one n, then the next n, ``REPS`` rounds), the minimum over rounds is
+  reported with all rounds kept, and the load average is recorded at the
+  start and at the end.
+* Memory: the peak resident set size of a fresh process that builds the
+  ring at n = 1e7 and runs ``qlib.simulate`` (mu = log n), against the RSS
+  just before the call; and the bytes per server of the kernel's arrays.
 """
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numba
 import numpy as np
 
-import qlib
-from qlib import graphs as g
-from qlib.simulate import simulate
-
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+import qlib  # noqa: E402
+from benchmarks import old_simulate_kernel as old  # noqa: E402
+from qlib import graphs as g  # noqa: E402
+from qlib.simulate import simulate  # noqa: E402
+
 LAM = 0.9
-EVENTS = 3e6
+EVENTS = 5e6
+REPS = 3
+NS = (10**3, 10**4, 10**5, 10**6, 10**7)
+MUS = ("0", "log log n", "log n", "n", "inf")
+TARGET_MUS = ("0", "log log n", "log n", "inf")   # the targets of issue 19
 
 
 # ------------------------------------------------------------ baseline ----
@@ -114,42 +127,82 @@ def _initial(n, q):
     return X
 
 
-def _mus(n):
-    return [("0", 0.0), ("loglog n", math.log(math.log(n))),
-            ("log n", math.log(n)), ("n", float(n)), ("inf", math.inf)]
+def _mu(label, n):
+    return {"0": 0.0, "log log n": math.log(math.log(n)), "log n": math.log(n),
+            "n": float(n), "inf": math.inf}[label]
 
 
-def _time(fn):
-    c0, w0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.process_time() - c0, time.perf_counter() - w0
+def _cost(fn, t_end):
+    """CPU ns per event: (run of t_end) - (run of t_end / 10), set-up cancels."""
+    out = []
+    for t in (t_end / 10, t_end):
+        c0 = time.process_time()
+        ev = fn(t)
+        out.append((time.process_time() - c0, ev))
+    (c1, e1), (c2, e2) = out
+    return 1e9 * (c2 - c1) / (e2 - e1), int(e2)
 
 
-def run_ring(n, mu, q):
-    G = g.ring(n)
-    X0 = _initial(n, q)
-    rate = n * (LAM + q[1]) + (mu if math.isfinite(mu) else 0.0)
-    t_end = EVENTS / rate
-    r, cpu, wall = _time(lambda: simulate(G, LAM, mu, t_end=t_end, seed=1,
-                                          initial=X0))
-    return dict(n=n, mu=mu, events=r.events, cpu_s=cpu, wall_s=wall,
-                events_per_s=r.events / cpu, ns_per_event=1e9 * cpu / r.events)
-
-
-def run_baseline(n, q):
-    X0 = _initial(n, q)
+def cells_at(n, q, G, X0):
+    """One round at size n: every kernel and mu, interleaved."""
+    rows = []
     t_end = EVENTS / (n * (LAM + q[1]))
-    (ev, _), cpu, wall = _time(lambda: jsq2_kernel(n, LAM, t_end, 1,
-                                                   X0.copy(), 64))
-    return dict(n=n, events=int(ev), cpu_s=cpu, wall_s=wall,
-                events_per_s=ev / cpu, ns_per_event=1e9 * cpu / ev)
+    for lab in MUS:
+        mu = _mu(lab, n)
+        te = EVENTS / (n * (LAM + q[1]) + (mu if math.isfinite(mu) else 0.0))
+        for kern in ("new", "old"):
+            if kern == "new":
+                fn = lambda t: simulate(G, LAM, mu, t_end=t, seed=1, initial=X0,  # noqa: E731
+                                        batches=2).events
+            else:
+                fn = lambda t: old.run(G, LAM, mu, t, 1, X0)[0]  # noqa: E731
+            ns_ev, ev = _cost(fn, te)
+            rows.append(dict(kernel=kern, n=n, mu_label=lab, ns_per_event=ns_ev, events=ev))
+    ns_ev, ev = _cost(lambda t: jsq2_kernel(n, LAM, t, 1, X0.copy(), 64)[0], t_end)
+    rows.append(dict(kernel="hand", n=n, mu_label="-", ns_per_event=ns_ev, events=ev))
+    return rows
+
+
+_RSS = r"""
+import json, math, resource, sys, warnings
+sys.path.insert(0, {root!r})
+import numpy as np
+from qlib import graphs
+from qlib.simulate import simulate
+from benchmarks.bench_simulate import _initial
+warnings.simplefilter("ignore")
+n = {n}
+simulate(graphs.ring(10), 0.9, 1.0, t_end=1.0, seed=0)
+G = graphs.ring(n)
+X0 = _initial(n, np.array({q}))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+r = simulate(G, 0.9, math.log(n), t_end=0.5, seed=1, initial=X0)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps(dict(n=n, rss_before=before, peak_rss=peak, events=r.events,
+                      graph_bytes=G.indptr.nbytes + G.indices.nbytes)))
+"""
+
+
+def memory(n, q):
+    """Peak RSS of a fresh process running simulate at size n (bytes)."""
+    code = _RSS.format(root=str(HERE.parent), n=n, q=[float(x) for x in q])
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       check=True)
+    m = json.loads(p.stdout.strip().splitlines()[-1])
+    m["peak_minus_before_per_server"] = (m["peak_rss"] - m["rss_before"]) / n
+    m["peak_per_server"] = m["peak_rss"] / n
+    # the kernel's per-server arrays: queue lengths (int32) and the two
+    # stamped permutation arrays P, A (int64)
+    m["state_bytes_per_server"] = 4 + 8 + 8
+    m["old_state_bytes_per_server"] = 4 + 4 + 8 + 8
+    return m
 
 
 def compile_times():
     """First call in a fresh process: empty cache (compile), then filled."""
-    code = ("import time; t=time.perf_counter(); from qlib import graphs, "
+    code = ("import time; t=time.process_time(); from qlib import graphs, "
             "simulate; simulate(graphs.ring(10), 0.5, 1.0, t_end=1.0, seed=0);"
-            " print(time.perf_counter()-t)")
+            " print(time.process_time()-t)")
     out = {}
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, NUMBA_CACHE_DIR=d)
@@ -160,63 +213,103 @@ def compile_times():
     return out
 
 
-def memory_per_server(n, q):
-    G = g.ring(n)
-    X0 = _initial(n, q)
-    simulate(g.ring(10), LAM, 1.0, t_end=1.0, seed=0)   # compile/load first
-    tracemalloc.start()
-    simulate(G, LAM, math.log(n), t_end=0.2, seed=1, initial=X0)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / n
+def summarise(cells):
+    """Minimum over rounds per (kernel, n, mu); the table; the targets."""
+    best = {}
+    for c in cells:
+        key = (c["kernel"], c["n"], c["mu_label"])
+        best.setdefault(key, []).append(c["ns_per_event"])
+    rows = [dict(kernel=k, n=n, mu_label=m, ns_per_event=min(v), rounds=v,
+                 events_per_s=1e9 / min(v)) for (k, n, m), v in sorted(best.items())]
+    cost = {(r["kernel"], r["n"], r["mu_label"]): r["ns_per_event"] for r in rows}
+    ns = sorted({r["n"] for r in rows})
+    table = []
+    for n in ns:
+        row = dict(n=n, hand=cost[("hand", n, "-")])
+        for k in ("new", "old"):
+            for m in MUS:
+                row[f"{k} {m}"] = cost[(k, n, m)]
+                row[f"{k} {m} / hand speed"] = cost[("hand", n, "-")] / cost[(k, n, m)]
+        table.append(row)
+    lo, hi = ns[0], ns[-1]
+    flat = {k: {m: cost[(k, hi, m)] / cost[(k, lo, m)] for m in MUS} for k in ("new", "old")}
+    vs_hand = {k: {str(n): min(cost[("hand", n, "-")] / cost[(k, n, m)] for m in TARGET_MUS)
+                   for n in ns} for k in ("new", "old")}
+    targets = dict(flat_n=[lo, hi], flat_ratio=flat,
+                   flat_met=all(flat["new"][m] <= 2 for m in TARGET_MUS),
+                   speed_vs_hand_min_over_mu=vs_hand,
+                   speed_vs_hand_met=all(v >= 1.5 for v in vs_hand["new"].values()))
+    return rows, table, targets
+
+
+def scaling_panel(res, ax):
+    """CPU ns per event against n from a results dict of :func:`main`: the
+    new kernel (solid), the old one (dashed), one colour per mu, and the hand
+    JSQ(2) kernel (black, dotted).  Used by ``chapters/performance.md``."""
+    cost = {(c["kernel"], c["n"], c["mu_label"]): c["ns_per_event"] for c in res["cells"]}
+    ns = sorted({c["n"] for c in res["cells"]})
+    for k, m in enumerate(MUS):
+        for kern, ls in (("new", "o-"), ("old", "s--")):
+            ax.plot(ns, [cost[(kern, n, m)] for n in ns], ls, color=f"C{k}", ms=4,
+                    label=f"{'after' if kern == 'new' else 'before'}, μ = {m}")
+    ax.plot(ns, [cost[("hand", n, "-")] for n in ns], "k^:", ms=4, label="hand JSQ(2) kernel")
+    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="CPU ns per event")
+    ax.legend(fontsize=7, ncol=2)
 
 
 def main(quick=False):
-    global EVENTS
+    global EVENTS, REPS
+    ns = NS
     if quick:
-        EVENTS = 5e5
-    q = qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2))
-    res = {"lam": LAM, "events_per_run": EVENTS,
-           "numba": numba.__version__, "machine": os.uname().machine}
-    res.update(compile_times())
-    # warm both kernels (compile or load from cache) before timing
-    simulate(g.ring(10), LAM, 1.0, t_end=1.0, seed=0)
-    jsq2_kernel(10, LAM, 1.0, 0, np.zeros(10, np.int64), 64)
-    ns = (10**3, 10**4) if quick else (10**3, 10**4, 10**5, 10**6)
-    res["ring"] = [run_ring(n, mu, q) for n in ns for _, mu in _mus(n)]
-    res["jsq2_baseline"] = [run_baseline(n, q) for n in ns]
-    res["memory_bytes_per_server"] = memory_per_server(ns[-1], q)
-    base = {b["n"]: b["events_per_s"] for b in res["jsq2_baseline"]}
-    tgt = [r for r in res["ring"]
-           if r["n"] == 10**4 and r["mu"] == math.log(10**4)][0]
-    res["target_ratio"] = tgt["events_per_s"] / base[10**4]
-    res["target_met"] = bool(res["target_ratio"] >= 0.5)
-    spread = {}
-    for n in ns:
-        c = [r["ns_per_event"] for r in res["ring"] if r["n"] == n]
-        spread[str(n)] = max(c) / min(c)
-    res["cost_spread_across_mu"] = spread
-    for r in res["ring"]:                    # json has no inf
-        r["mu"] = "inf" if math.isinf(r["mu"]) else r["mu"]
+        EVENTS, REPS, ns = 5e5, 1, (10**3, 10**5)
+    q = np.asarray(qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
+    res = {"lam": LAM, "events_per_cell": EVENTS, "rounds": REPS, "numba": numba.__version__,
+           "machine": dict(machine=os.uname().machine, cpu_count=os.cpu_count(),
+                           load_average_at_start=list(os.getloadavg())),
+           "note": ("CPU ns per event (time.process_time), run of t_end minus run of "
+                    "t_end/10; minimum over interleaved rounds; the machine was shared "
+                    "with other jobs (see the load averages)")}
+    for x in open("/proc/cpuinfo"):
+        if x.startswith("model name"):
+            res["machine"]["cpu_model"] = x.split(":", 1)[1].strip()
+            break
+    w0 = time.perf_counter()
     if not quick:
-        with open(HERE / "simulate_results.json", "w") as f:
-            json.dump(res, f, indent=1)
-    # table
-    print(f"compile (fresh cache) {res['compile_s']:.2f} s, "
-          f"cached first call {res['cached_s']:.2f} s")
-    print(f"memory {res['memory_bytes_per_server']:.0f} B/server (n={ns[-1]})")
-    names = [nm for nm, _ in _mus(10)]
-    print(f"{'n':>8} " + " ".join(f"{'mu=' + nm:>12}" for nm in names)
-          + f" {'JSQ(2)':>10}   [M events/s, CPU time]")
-    for n in ns:
-        row = [r for r in res["ring"] if r["n"] == n]
-        print(f"{n:>8} " + " ".join(f"{r['events_per_s'] / 1e6:12.2f}"
-                                    for r in row)
-              + f" {base[n] / 1e6:10.2f}")
-    print(f"target (n=1e4, mu=log n vs JSQ(2)): ratio "
-          f"{res['target_ratio']:.2f} (>= 0.5: {res['target_met']})")
-    print("cost spread across mu (max/min ns per event): "
-          + ", ".join(f"n={k}: {v:.2f}" for k, v in spread.items()))
+        res.update(compile_times())
+    # warm every kernel (compile or load from the cache) before timing
+    G10 = g.ring(10)
+    simulate(G10, LAM, 1.0, t_end=1.0, seed=0)
+    old.run(G10, LAM, 1.0, 1.0, 0, np.zeros(10, np.int64))
+    jsq2_kernel(10, LAM, 1.0, 0, np.zeros(10, np.int64), 64)
+    cells = []
+    graphs = {}
+    for rnd in range(REPS):
+        for n in ns:
+            if n not in graphs:
+                graphs[n] = (g.ring(n), _initial(n, q))
+            cells += cells_at(n, q, *graphs[n])
+            print(f"round {rnd} n={n:>8}: " + ", ".join(
+                f"{c['kernel']} {c['mu_label']} {c['ns_per_event']:.0f}"
+                for c in cells if c["n"] == n)[-400:], flush=True)
+            if rnd == REPS - 1:
+                del graphs[n]
+    res["cells"], res["table"], res["targets"] = summarise(cells)
+    res["memory"] = memory(ns[-1], q)
+    res["machine"]["load_average_at_end"] = list(os.getloadavg())
+    res["cpu_s_total"] = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    res["wall_s_total"] = time.perf_counter() - w0
+    if not quick:
+        (HERE / "simulate_results.json").write_text(json.dumps(res, indent=1) + "\n")
+    print(f"{'n':>9} {'hand':>6} " + " ".join(f"{'new ' + m:>12}" for m in MUS)
+          + " " + " ".join(f"{'old ' + m:>12}" for m in MUS) + "   [CPU ns per event]")
+    for r in res["table"]:
+        print(f"{r['n']:>9} {r['hand']:6.0f} " + " ".join(f"{r['new ' + m]:12.0f}" for m in MUS)
+              + " " + " ".join(f"{r['old ' + m]:12.0f}" for m in MUS))
+    print(json.dumps(res["targets"], indent=1))
+    m = res["memory"]
+    print(f"peak RSS at n={m['n']}: {m['peak_rss'] / 2**20:.0f} MiB "
+          f"({m['peak_per_server']:.1f} B/server; graph {m['graph_bytes'] / m['n']:.0f} "
+          f"B/server; simulate added {m['peak_minus_before_per_server']:.1f} B/server)")
     return res
 
 

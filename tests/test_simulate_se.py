@@ -57,7 +57,10 @@ def test_short_run_warns_and_says_how_long():
 def test_long_run_is_reliable_and_reports_its_batches():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        r = simulate(graphs.empty(20), 0.5, 0.0, t_end=20_000, burn_in=500, seed=2)
+        # the 1 % lag-1 tests on several series flag about 3 % of such runs
+        # (2 of 60 seeds before issue 19 changed the random stream, 4 of 140
+        # after); seed 2 is one of them with the new stream, seed 3 is not
+        r = simulate(graphs.empty(20), 0.5, 0.0, t_end=20_000, burn_in=500, seed=3)
     assert r.se_reliable and 10 <= r.batches <= 20
     assert r.batch_length >= 20 * r.corr_length
     lo, hi = r.response_time_ci
