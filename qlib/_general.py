@@ -49,25 +49,31 @@ _NST = 12
 
 
 # --------------------------------------------------------------- heap ----
-# a 4-ary min-heap: half the depth of a binary heap, and a node's four
-# children share one 32-byte run of ``HT`` (one cache line)
+# A 4-ary min-heap of (completion time, server) pairs, interleaved in one
+# float64 array (the server as an exact float): entry k lives in slots
+# 2(k + 3), 2(k + 3) + 1, so the four children 4k + 1..4k + 4 of entry k
+# fill the 64 bytes from slot 8(k + 1): one cache line per level.
+_OFF = 3
+
+
 @numba.njit(cache=True, inline="always")
-def _push(HT, HS, size, t, s):
+def _push(H, size, t, s):
     i = size
     while i > 0:
         p = (i - 1) >> 2
-        if HT[p] <= t:
+        tp = H[2 * (p + _OFF)]
+        if tp <= t:
             break
-        HT[i] = HT[p]
-        HS[i] = HS[p]
+        H[2 * (i + _OFF)] = tp
+        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
         i = p
-    HT[i] = t
-    HS[i] = s
+    H[2 * (i + _OFF)] = t
+    H[2 * (i + _OFF) + 1] = s
     return size + 1
 
 
 @numba.njit(cache=True, inline="always")
-def _sift_root(HT, HS, size, t, s):
+def _sift_root(H, size, t, s):
     """Put (t, s) at the root of a heap of ``size`` entries and restore the
     heap order.  Bottom-up (Floyd): move the hole down along the smallest
     children to a leaf, then sift (t, s) up from there; the new key (a
@@ -79,29 +85,31 @@ def _sift_root(HT, HS, size, t, s):
             break
         e = min(c + 4, size)
         m = c
-        hm = HT[c]
+        hm = H[2 * (c + _OFF)]
         for j in range(c + 1, e):
-            if HT[j] < hm:
-                hm = HT[j]
+            hj = H[2 * (j + _OFF)]
+            if hj < hm:
+                hm = hj
                 m = j
-        HT[i] = hm
-        HS[i] = HS[m]
+        H[2 * (i + _OFF)] = hm
+        H[2 * (i + _OFF) + 1] = H[2 * (m + _OFF) + 1]
         i = m
     while i > 0:
         p = (i - 1) >> 2
-        if HT[p] <= t:
+        tp = H[2 * (p + _OFF)]
+        if tp <= t:
             break
-        HT[i] = HT[p]
-        HS[i] = HS[p]
+        H[2 * (i + _OFF)] = tp
+        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
         i = p
-    HT[i] = t
-    HS[i] = s
+    H[2 * (i + _OFF)] = t
+    H[2 * (i + _OFF) + 1] = s
 
 
 # ------------------------------------------------------------- kernel ----
 @numba.njit(cache=True, nogil=True)
 def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
-             slice_end, rec_dt, nrec, X, C, HT, HS, Q, P, A, rs, integ, last,
+             slice_end, rec_dt, nrec, X, C, H, Q, P, A, rs, integ, last,
              rsum, rcnt, paths, cand, fs, st, epoch_max, lcode, lpar, record,
              head, tail, nxt, tarr, resp):
     """Advance to ``slice_end``.  Returns 0 there, 1 when a queue reached
@@ -136,7 +144,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if X[s] > 0:
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
-                nb = _push(HT, HS, nb, t + S, s)
+                nb = _push(H, nb, t + S, s)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         fs[1] = t - math.log(1.0 - u) / prate
         st[_STARTED] = 1
@@ -150,8 +158,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         nextb = t_end
     code = 0
     while True:
-        dep = nb > 0 and HT[0] <= tp
-        tnext = HT[0] if dep else tp
+        dep = nb > 0 and H[2 * _OFF] <= tp
+        tnext = H[2 * _OFF] if dep else tp
         stop = tnext >= slice_end
         tstop = slice_end if stop else tnext
         while irec < nrec and irec * rec_dt <= tstop:
@@ -175,7 +183,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         t = tnext
         events += 1
         if dep:
-            s = HS[0]
+            s = np.int64(H[2 * _OFF + 1])
             lv = X[s]
             integ[row, lv] += Q[lv] * (t - last[lv])
             last[lv] = t
@@ -194,11 +202,11 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if lv > 1:
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
-                _sift_root(HT, HS, nb, t + S, s)
+                _sift_root(H, nb, t + S, s)
             else:
                 nb -= 1
                 if nb > 0:
-                    _sift_root(HT, HS, nb, HT[nb], HS[nb])
+                    _sift_root(H, nb, H[2 * (nb + _OFF)], H[2 * (nb + _OFF) + 1])
             departures += 1
             if code:
                 break
@@ -257,7 +265,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 rsum[row] += 1.0
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
-                nb = _push(HT, HS, nb, t + S, s)
+                nb = _push(H, nb, t + S, s)
             else:
                 rsum[row] += C[s] - t + bx
             rcnt[row] += 1
@@ -432,8 +440,7 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         used = 0
     X = X.astype(np.int32)
     C = np.zeros(n)
-    HT = np.empty(n)
-    HS = np.empty(n, np.int32)
+    H = np.empty(2 * (n + _OFF + 1))
     P = np.full(n, -1, np.int64)
     A = np.full(n, -1, np.int64)
     nfine = _FINE if batches is None else batches
@@ -462,7 +469,7 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                     nxt, tarr = _grow_pool(head, nxt, tarr, st)
                 code = _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end,
                                 burn_in, nfine, slice_end, record_dt, nrec, X, C,
-                                HT, HS, Q, P, A, rs, integ, last, rsum, rcnt,
+                                H, Q, P, A, rs, integ, last, rsum, rcnt,
                                 paths, cand, fs, st, EPOCH_MAX, law.code,
                                 law.params, record, head, tail, nxt, tarr, resp)
                 if code == 0:
