@@ -19,10 +19,17 @@ overhead per point against calling ``replicate`` directly.
 
 Writes ``benchmarks/sweep_results.json`` (or ``--out``). The machine's load
 average is recorded before and after: on a shared machine the walls, and
-above all the speed-up, are lower bounds of what an idle machine gives.
+above all the speed-up, are lower bounds of what an idle machine gives. So
+the JSON also holds a *model* of the idle machine (``idle_estimate``): each
+point's measured thread CPU time (``cpu_seconds`` of the sweep, which the
+load does not inflate), scaled to 20 replications, plus the measured
+per-point overhead, assigned in submission order to the first free worker
+(as Dask's scheduler does with equal workers); the makespan at w workers and
+the speed-up it implies. ``--recompute`` adds that model to an existing JSON
+without timing anything.
 
 Usage: ``python benchmarks/bench_sweep.py [--reps 4] [--workers 1,2]
-[--points 32] [--rounds 3] [--skip-grid] [--out FILE]``
+[--points 32] [--rounds 3] [--skip-grid] [--recompute] [--out FILE]``
 """
 from __future__ import annotations
 
@@ -90,6 +97,30 @@ def overhead(npts=32, rounds=3):
     return out
 
 
+def idle_estimate(point_cpu_s, reps, overhead_s, workers=(1, 2, 4, 8)):
+    """Makespan of the FULL grid on an idle machine, by list scheduling (a model)."""
+    import heapq
+    cost = [c * FULL_REPS / reps + overhead_s for c in point_cpu_s]
+    out = {}
+    for w in workers:
+        free = [0.0] * w
+        for c in cost:   # submission order, each task to the first free worker
+            heapq.heappush(free, heapq.heappop(free) + c)
+        out[str(w)] = max(free)
+    return dict(model="list scheduling of measured per-point CPU x 20/reps + overhead",
+                total_cpu_s=sum(cost), makespan_s=out,
+                speed_up={w: out["1"] / t for w, t in out.items()},
+                largest_point_s=max(cost))
+
+
+def _add_estimate(res):
+    g = res.get("paper_grid")
+    if g and "1" in g["by_workers"]:
+        one = g["by_workers"]["1"]
+        res["idle_estimate"] = idle_estimate(one["point_cpu_s"], g["replications_timed"],
+                                             res["overhead"]["overhead_per_point_s"])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=4)
@@ -97,8 +128,15 @@ def main(argv=None):
     ap.add_argument("--points", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--recompute", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "sweep_results.json"))
     o = ap.parse_args(argv)
+    if o.recompute:
+        res = json.loads(Path(o.out).read_text())
+        _add_estimate(res)
+        Path(o.out).write_text(json.dumps(res, indent=1) + "\n")
+        print(json.dumps(res["idle_estimate"], indent=1))
+        return 0
     res = dict(date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                machine=dict(cpus=os.cpu_count(), python=platform.python_version(),
                             platform=platform.platform()),
@@ -106,6 +144,11 @@ def main(argv=None):
                note="timed on a shared machine (other jobs running: see the load averages); "
                     "walls and speed-ups are lower bounds of an idle machine's")
     res["overhead"] = overhead(o.points, o.rounds)
+    if o.skip_grid and Path(o.out).exists():   # keep the grid timed earlier
+        old = json.loads(Path(o.out).read_text())
+        if "paper_grid" in old:
+            res["paper_grid"] = old["paper_grid"]
+            res["paper_grid_timed"] = old.get("paper_grid_timed", old["date"])
     if not o.skip_grid:
         workers = tuple(int(w) for w in o.workers.split(","))
         g = grid(workers, o.reps)
@@ -116,12 +159,14 @@ def main(argv=None):
             # per-point overhead does not
             d["wall_full_extrapolated_s"] = (d["wall_s"] - npts * ov / w) * FULL_REPS / o.reps \
                 + npts * ov / w if o.reps != FULL_REPS else d["wall_s"]
+        res["paper_grid_timed"] = res["date"]
         res["paper_grid"] = dict(
             replications_timed=o.reps, replications_full=FULL_REPS,
             extrapolated=o.reps != FULL_REPS, by_workers={str(w): d for w, d in g.items()})
         if 1 in g:
             res["paper_grid"]["speed_up"] = {str(w): g[1]["wall_s"] / d["wall_s"]
                                              for w, d in g.items()}
+    _add_estimate(res)
     res["load_average_after"] = os.getloadavg()
     Path(o.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {o.out}")

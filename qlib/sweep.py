@@ -147,7 +147,7 @@ def _check_initial(p, where):
                              f"got {v!r} at point {where}")
         return
     try:
-        q = np.asarray(getattr(v, "pmf", v), dtype=float)
+        q = np.asarray(v, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"initial must be a name or a tail vector, got {v!r} at point {where}") from None
     if (q.ndim != 1 or q.size == 0 or not np.all(np.isfinite(q)) or q[0] != 1
@@ -205,7 +205,9 @@ def points(grid):
 
 
 def _key(point):
-    # the defaults initial="empty" and batches=None leave the key (and the seed) unchanged
+    # the defaults initial="empty" and batches=None leave the key (and the seed) unchanged;
+    # mu absent is mu = 0 (as sweep validates it)
+    point = {"mu": 0.0, **point}
     return json.dumps({k: _canon_value(v) for k, v in point.items()
                        if not (k == "initial" and (v is None or (isinstance(v, str)
                                                                   and v == "empty")))
@@ -325,7 +327,7 @@ def initial_for(point, seed, graph=None):
             g = graph_for(point, seed) if graph is None else graph
             x = np.where(np.diff(g.indptr) == 0, x, 0)
         return x.astype(np.int64)
-    q = np.asarray(getattr(v, "pmf", v), dtype=float)
+    q = np.asarray(v, dtype=float)
     p = -np.diff(np.append(q, 0.0))     # P(X = i)
     return rng.choice(p.size, size=n, p=p / p.sum()).astype(np.int64)
 
@@ -489,7 +491,7 @@ def _load_point(store, point):
     path = Path(store) / _group_name(point)
     if not path.exists():
         return None
-    with xr.open_zarr(str(path), consolidated=False) as ds:
+    with xr.open_zarr(str(path), consolidated=False, chunks=None) as ds:   # numpy, not dask
         if ds.attrs.get("point") != _key(point):
             raise ValueError(f"store {store}: group {path.name} holds another point")
         return {k: ds[k].values for k in ds.data_vars}

@@ -213,6 +213,7 @@ def test_seed_depends_on_the_point_only():
     p = {"graph": "ring", "n": 1500, "lam": 0.9, "mu": 0.0}
     a = point_seed(7, p).generate_state(4)
     assert np.array_equal(a, point_seed(7, {**p, "mu": 0}).generate_state(4))
+    assert np.array_equal(a, point_seed(7, {k: v for k, v in p.items() if k != "mu"}).generate_state(4))
     assert np.array_equal(a, point_seed(7, dict(reversed(list(p.items())))).generate_state(4))
     assert not np.array_equal(a, point_seed(7, {**p, "mu": 1.0}).generate_state(4))
     assert not np.array_equal(a, point_seed(8, p).generate_state(4))
