@@ -1,8 +1,10 @@
 """Parameter sweeps on Dask: the same call on a laptop, a workstation or a cluster.
 
 :func:`sweep` runs :func:`qlib.simulate.replicate` at every point of a grid
-(topologies × n × λ × μ × generator arguments), one Dask task per point, and
-returns an ``xarray.Dataset``. It needs the optional extra ``qlib[sweep]``
+(topologies × n × λ × μ × generator arguments × initial states), one Dask
+task per point, and returns an ``xarray.Dataset``; :func:`replication_result`
+turns one point back into what ``replicate`` returns. Workers build each
+point's graph (:func:`graph_for`) and draw its start (:func:`initial_for`). It needs the optional extra ``qlib[sweep]``
 (``dask[distributed]``, ``xarray``, ``zarr``); they are imported only when a
 sweep runs, so ``import qlib`` works without them.
 
