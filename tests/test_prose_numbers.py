@@ -101,6 +101,7 @@ ALLOWED: dict[str, set[str]] = {
                         "$n = 100$", "window of 100", "or 200 ($", "200/n"},
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "windows twice as"},
     "bounded_resampling": {"n = 9999"},
+    "finite_n": {"n = 100", "N = 10 \\dots 100", "100\\,R_v", "is twice", "and $0.999$"},
     "general_service": {"n = 100", "n \\ge 3000"},
     "ht_diffusion": {"n = 1000", "2000 time units", "The 2000 increments", "1999",
                      "twice the coefficient"},
