@@ -1,0 +1,47 @@
+"""Heavy part of chapters/ht_alternatives.md: JSQ's exact stationary chain.
+
+Writes benchmarks/ht_alternatives_chain.json: for each (n, beta) in NS x BETAS
+the exact finite-n chain (qlib.heavy_traffic.stationary_jsq): P(wait), the
+mean wait E[N - Q_1]/lam_n, E[Q_2], their truncation error bounds and the
+wall time, or the error the solver raised (the chapter then falls back to
+simulation for that point and says so).
+Run (minutes; timings depend on the load of the machine):
+    nice .venv/bin/python benchmarks/bench_ht_alternatives.py [--redo]
+Existing entries are kept unless --redo.
+"""
+import json
+import pathlib
+import sys
+import time
+
+from qlib.heavy_traffic import stationary_jsq
+
+HERE = pathlib.Path(__file__).parent
+OUT = HERE / "ht_alternatives_chain.json"
+NS = (100, 500, 1000, 2000)
+BETAS = (0.5, 1.0, 2.0)
+KEYS = ("p_wait", "mean_wait", "mean_q2", "mean_q3")
+
+
+def main(redo=False):
+    data = json.loads(OUT.read_text()) if OUT.exists() and not redo else {}
+    for beta in BETAS:
+        for n in NS:
+            key = f"{n}/{beta}"
+            if key in data and "p_wait" in data[key]:
+                continue
+            t0 = time.perf_counter()
+            try:
+                st = stationary_jsq(n, beta)
+                row = {k: float(getattr(st, k)) for k in KEYS}
+                row["err"] = {k: float(st.error_bounds[k]) for k in KEYS}
+            except Exception as e:  # record what the solver cannot do yet
+                row = {"error": f"{type(e).__name__}: {e}"[:300]}
+            row["wall"] = time.perf_counter() - t0
+            data[key] = row
+            OUT.write_text(json.dumps(data, indent=1))
+            print(key, row, flush=True)
+
+
+if __name__ == "__main__":
+    main(redo="--redo" in sys.argv)
