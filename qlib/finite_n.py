@@ -45,7 +45,7 @@ import numpy as np
 import scipy.linalg
 
 from .degrees import DegreeDistribution
-from .fluid import _check_degrees, _check_lam, equilibrium
+from .fluid import _check_lam, equilibrium
 
 __all__ = ["refined", "Refined", "Approximation"]
 
@@ -141,8 +141,9 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     ----------
     lam : float
         ``λ ∈ (0, 1)``.
-    degrees : DegreeDistribution
-        Degree law ``p`` (of the graph, ``p_n``); ``p(0) > 0`` allowed.
+    degrees : DegreeDistribution, mapping or sequence
+        Degree law ``p`` (of the graph, ``p_n``); ``p(0) > 0`` allowed.  A
+        mapping ``{d: p(d)}`` or sequence ``p[d]`` is converted.
     replacement : bool
         Sample the ``d`` other servers with replacement (for a point mass
         ``δ_d``: the supermarket model with ``d + 1`` choices, the model of
@@ -163,10 +164,11 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     Raises
     ------
     ValueError
-        If ``lam`` is not in ``(0, 1)``, ``levels`` or ``max_levels`` is not
+        If ``lam`` is not in ``(0, 1)``, ``degrees`` is not a law (negative
+        or not summing to 1), ``levels`` or ``max_levels`` is not
         an integer ``>= 2``, ``tol`` not in ``(0, 1)``.
     TypeError
-        If ``degrees`` is not a DegreeDistribution or ``replacement`` not a bool.
+        If ``degrees`` cannot be read as a law or ``replacement`` is not a bool.
     RuntimeError
         If ``v`` has not converged at ``max_levels`` levels.
 
@@ -178,7 +180,11 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     has ``v = 0`` exactly (independent M/M/1 queues).
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    if not isinstance(degrees, DegreeDistribution):
+        try:                       # a mapping {d: p(d)} or a sequence p[d] is accepted
+            degrees = DegreeDistribution(degrees)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"degrees must be a degree law: {err}") from None
     if not isinstance(replacement, (bool, np.bool_)):
         raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
     for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):

@@ -38,8 +38,13 @@ def test_bad_lam(bad):
 
 
 def test_bad_inputs():
+    with pytest.raises(ValueError, match="degrees"):
+        finite_n.refined(0.5, {2: 0.5})            # not a law
+    with pytest.raises(ValueError, match="degrees"):
+        finite_n.refined(0.5, [0.5, -0.1, 0.6])
     with pytest.raises(TypeError, match="degrees"):
-        finite_n.refined(0.5, {2: 1.0})
+        finite_n.refined(0.5, "δ_2")
+    assert finite_n.refined(0.5, {2: 1.0}).response_time_v == finite_n.refined(0.5, D.point(2)).response_time_v
     with pytest.raises(TypeError, match="replacement"):
         finite_n.refined(0.5, D.point(2), replacement="yes")
     for kw in ({"levels": 1}, {"levels": 2.5}, {"max_levels": 0}, {"tol": 0.0}, {"tol": 2.0}):
