@@ -28,6 +28,11 @@ per-point overhead, assigned in submission order to the first free worker
 the speed-up it implies. ``--recompute`` adds that model to an existing JSON
 without timing anything.
 
+Earlier timings of the grid in the same file are kept under ``earlier_runs``.
+``benchmarks/sweep_results_full20.json`` holds the FULL grid itself (20
+replications, 2 workers: ``--reps 20 --workers 2 --out ...``), which checks
+the extrapolation from fewer replications.
+
 Usage: ``python benchmarks/bench_sweep.py [--reps 4] [--workers 1,2]
 [--points 32] [--rounds 3] [--skip-grid] [--recompute] [--out FILE]``
 """
@@ -167,6 +172,12 @@ def main(argv=None):
             res["paper_grid"]["speed_up"] = {str(w): g[1]["wall_s"] / d["wall_s"]
                                              for w, d in g.items()}
     _add_estimate(res)
+    if not o.skip_grid and Path(o.out).exists():   # keep earlier timings of the grid
+        old = json.loads(Path(o.out).read_text())
+        res["earlier_runs"] = old.pop("earlier_runs", []) + (
+            [{k: old[k] for k in ("date", "load_average_before", "load_average_after",
+                                  "overhead", "paper_grid", "idle_estimate") if k in old}]
+            if "paper_grid" in old else [])
     res["load_average_after"] = os.getloadavg()
     Path(o.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {o.out}")
