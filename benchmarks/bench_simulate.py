@@ -13,7 +13,7 @@ a table.
   swap-removal; deliberately not tuned).  ``new`` and ``old`` run for
   mu in {0, log log n, log n, n, inf} (the targets of issue 19 are about
   the four without n).
-* Cost per event = CPU time (``time.process_time``) per event, measured as
+* Cost per event = user CPU time (``getrusage``) per event, measured as
   the difference between a run of ``t_end`` and one of ``t_end / 10`` (same
   seed, same set-up), so the O(n) set-up (allocation, initial state) is not
   counted.  An event is an arrival, a departure or a resampling epoch of
@@ -49,8 +49,8 @@ from qlib import graphs as g  # noqa: E402
 from qlib.simulate import simulate  # noqa: E402
 
 LAM = 0.9
-EVENTS = 5e6
-REPS = 3
+EVENTS = 4e6
+REPS = 2
 NS = (10**3, 10**4, 10**5, 10**6, 10**7)
 MUS = ("0", "log log n", "log n", "n", "inf")
 TARGET_MUS = ("0", "log log n", "log n", "inf")   # the targets of issue 19
@@ -132,13 +132,21 @@ def _mu(label, n):
             "n": float(n), "inf": math.inf}[label]
 
 
+def _user():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+
+
 def _cost(fn, t_end):
-    """CPU ns per event: (run of t_end) - (run of t_end / 10), set-up cancels."""
+    """User CPU ns per event: (run of t_end) - (run of t_end / 10), set-up
+    cancels.  User time, not process time: at n = 1e7 the kernel's page
+    faults (and the compaction of huge pages behind them) vary by tenths of
+    a second of system time on a loaded machine and would swamp the
+    difference."""
     out = []
     for t in (t_end / 10, t_end):
-        c0 = time.process_time()
+        c0 = _user()
         ev = fn(t)
-        out.append((time.process_time() - c0, ev))
+        out.append((_user() - c0, ev))
     (c1, e1), (c2, e2) = out
     return 1e9 * (c2 - c1) / (e2 - e1), int(e2)
 
@@ -164,7 +172,7 @@ def cells_at(n, q, G, X0):
 
 
 _RSS = r"""
-import json, math, resource, sys, warnings
+import gc, json, math, sys, tracemalloc, warnings
 sys.path.insert(0, {root!r})
 import numpy as np
 from qlib import graphs
@@ -175,25 +183,42 @@ n = {n}
 simulate(graphs.ring(10), 0.9, 1.0, t_end=1.0, seed=0)
 G = graphs.ring(n)
 X0 = _initial(n, np.array({q}))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+gc.collect()
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+# building the graph peaks higher than the simulation: reset the peak
+# (VmHWM) to the current RSS first (Linux >= 4.0)
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+before = status("VmRSS:")
+tracemalloc.start()
 r = simulate(G, 0.9, math.log(n), t_end=0.5, seed=1, initial=X0)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+traced = tracemalloc.get_traced_memory()[1]
+peak = status("VmHWM:")
 print(json.dumps(dict(n=n, rss_before=before, peak_rss=peak, events=r.events,
+                      simulate_traced_peak=traced,
                       graph_bytes=G.indptr.nbytes + G.indices.nbytes)))
 """
 
 
 def memory(n, q):
-    """Peak RSS of a fresh process running simulate at size n (bytes)."""
+    """Peak RSS of a fresh process while it runs simulate at size n (bytes),
+    with the graph and the initial state already built (their own
+    construction peaks higher and is not counted)."""
     code = _RSS.format(root=str(HERE.parent), n=n, q=[float(x) for x in q])
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        check=True)
     m = json.loads(p.stdout.strip().splitlines()[-1])
     m["peak_minus_before_per_server"] = (m["peak_rss"] - m["rss_before"]) / n
     m["peak_per_server"] = m["peak_rss"] / n
-    # the kernel's per-server arrays: queue lengths (int32) and the two
-    # stamped permutation arrays P, A (int64)
-    m["state_bytes_per_server"] = 4 + 8 + 8
+    # every array simulate allocates (numpy reports them to tracemalloc)
+    m["simulate_traced_per_server"] = m["simulate_traced_peak"] / n
+    # the kernel's per-server arrays: one 16-byte record (slot A, queue
+    # length X) and the stamped position entry P (int64); before: X and the
+    # busy list (int32), P and A (int64)
+    m["state_bytes_per_server"] = 16 + 8
     m["old_state_bytes_per_server"] = 4 + 4 + 8 + 8
     return m
 
@@ -253,7 +278,7 @@ def scaling_panel(res, ax):
             ax.plot(ns, [cost[(kern, n, m)] for n in ns], ls, color=f"C{k}", ms=4,
                     label=f"{'after' if kern == 'new' else 'before'}, μ = {m}")
     ax.plot(ns, [cost[("hand", n, "-")] for n in ns], "k^:", ms=4, label="hand JSQ(2) kernel")
-    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="CPU ns per event")
+    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="user CPU ns per event")
     ax.legend(fontsize=7, ncol=2)
 
 
@@ -266,7 +291,7 @@ def main(quick=False):
     res = {"lam": LAM, "events_per_cell": EVENTS, "rounds": REPS, "numba": numba.__version__,
            "machine": dict(machine=os.uname().machine, cpu_count=os.cpu_count(),
                            load_average_at_start=list(os.getloadavg())),
-           "note": ("CPU ns per event (time.process_time), run of t_end minus run of "
+           "note": ("user CPU ns per event (getrusage), run of t_end minus run of "
                     "t_end/10; minimum over interleaved rounds; the machine was shared "
                     "with other jobs (see the load averages)")}
     for x in open("/proc/cpuinfo"):
