@@ -5,7 +5,10 @@
 * the local Fisher–Yates maps of mu = inf place the same servers as the
   stamped arrays from the same draws;
 * the slot map ``_slot`` is uniform on the free slots (exact count);
-* the ziggurat ``_exp1`` draws Exp(1).
+* the ziggurat ``_exp1`` draws Exp(1);
+* on the empty graph, from a stationary start, the kernel (pipelined at
+  n = 2**15, local maps at mu = inf) reproduces M/M/1: q(i) = lam^i and
+  R = 1/(1 - lam) (independent replications, Holm family, qlib.stats).
 Exactness of the whole simulator (tiny-graph chains, M/M/1) is checked in
 tests/test_simulate.py and tests/test_exact.py.
 """
@@ -114,3 +117,43 @@ def test_ziggurat_draws_exp1():
         p = math.exp(-t)
         assert abs((x > t).mean() - p) < 4.5 * math.sqrt(p * (1 - p) / m), t
     assert sps.kstest(x, "expon").pvalue > 1e-3
+
+
+# (lam, mu, n, t_end): n = 2**15 runs the pipeline (depth 32) with the lazy
+# permutation; n = 1000 runs depth 1 with the local maps of mu = inf
+_MM1 = [(0.8, 1.0, 2**15, 40.0, 6), (0.5, math.inf, 1000, 2000.0, 4)]
+
+
+def test_empty_graph_is_stationary_mm1():
+    # Without edges every server is an M/M/1 queue of load lam, whatever mu.
+    # Each replication starts from an exact stationary draw (i.i.d. geometric
+    # queues, P(X >= i) = lam^i), so E q(t, i) = lam^i at every t and no
+    # burn-in is needed: any bias of the event kernel (time increments,
+    # event choice, uniformization, slicing) shows up directly.  Independent
+    # replications, Student-t with R - 1 d.o.f., levels 1..K and the
+    # arrival-side mean response time 1/(1 - lam), one Holm family (about
+    # 1e8 events; the detectable deviation of q(1) is about 0.1 % of it).
+    from qlib import stats
+    R = 20
+    est, se, target = [], [], []
+    for k, (lam, mu, n, t_end, K) in enumerate(_MM1):
+        occ, resp = [], []
+        for r in range(R):
+            ss = np.random.SeedSequence([19, k, r])
+            x0 = np.random.default_rng(ss.spawn(1)[0]).geometric(1 - lam, n) - 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = simulate(g.empty(n), lam, mu, t_end=t_end, seed=ss,
+                               initial=x0, batches=2)
+            occ.append(res.occupancy[1:K + 1])
+            resp.append(res.mean_response_time)
+        for col in [*np.array(occ).T, resp]:
+            ci = stats.replication_ci(np.asarray(col))
+            est.append(ci.mean)
+            se.append(ci.se)
+        target += [*lam ** np.arange(1, K + 1), 1 / (1 - lam)]
+    fam = stats.simultaneous(est, se, df=R - 1, target=target)
+    print(fam.report("empty graph vs stationary M/M/1 (pipeline and local maps)"))
+    print("relative deviations:", np.round(np.array(est) / np.array(target) - 1, 5))
+    print("detectable, relative:", np.round(fam.detectable / np.array(target), 5))
+    assert fam.passed
