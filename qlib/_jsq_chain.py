@@ -1,0 +1,384 @@
+"""Adaptive truncation of the finite-``n`` JSQ occupancy chain (the engine of
+:func:`qlib.heavy_traffic.stationary_jsq`).
+
+A state is a *window* row ``(s, p_1, …, p_D)``: ``s`` full levels
+(``Q_i = n`` for ``i <= s``; ``s`` is the length of a shortest queue) and the
+levels above them, ``Q_{s+j} = p_j``, with ``n − 1 >= p_1 >= … >= p_D = 0``.
+Every such row is a state of the chain and every state has exactly one row.
+The number of columns ``D`` grows when a state of larger spread (longest minus
+shortest queue) is admitted.
+
+The state set is grown by the *finite state projection* idea: solve the chain
+truncated to the current set (transitions that leave the set are dropped, so
+the truncated chain is a generator on the set), estimate the stationary
+probability of each state just outside from the flux that the solved law sends
+into it, ``est(y) = Σ_x π(x) r(x, y) / out(y)``, and admit every state whose
+estimate exceeds a threshold ``θ``; along the direction of each admitted step
+the set is also extended geometrically, at the decay rate measured on the set,
+so that slowly decaying tails (the number of waiting tasks when all servers
+are busy decays like ``ρ^k`` with ``ρ = λ_n/n`` close to one) need few
+rounds.  The loop stops when no state outside has an estimate above ``θ``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+_MULT = None
+_DEBUG = False
+
+
+def _mult(D):
+    global _MULT
+    if _MULT is None or _MULT.size < D:
+        rng = np.random.default_rng(20261203)
+        _MULT = rng.integers(1, 2 ** 62, size=max(D, 64), dtype=np.int64) | 1
+    return _MULT[:D]
+
+
+def _keys(W):
+    with np.errstate(over="ignore"):
+        return (W * _mult(W.shape[1])[None, :]).sum(axis=1)
+
+
+class _Index:
+    """Exact row lookup through a 64-bit hash, verified row by row."""
+
+    def __init__(self, W):
+        self.W = W
+        k = _keys(W)
+        self.order = np.argsort(k, kind="stable")
+        self.skey = k[self.order]
+        if np.any(self.skey[1:] == self.skey[:-1]):
+            raise RuntimeError("hash collision in the state index")
+
+    def lookup(self, T):
+        m = self.W.shape[0]
+        k = _keys(T)
+        pos = np.minimum(np.searchsorted(self.skey, k), m - 1)
+        j = self.order[pos]
+        ok = self.skey[pos] == k
+        ok[ok] = np.all(self.W[j[ok]] == T[ok], axis=1)
+        return np.where(ok, j, -1)
+
+
+def _pad(W, D):
+    if W.shape[1] - 1 >= D:
+        return W
+    return np.concatenate([W, np.zeros((W.shape[0], D + 1 - W.shape[1]), W.dtype)], axis=1)
+
+
+def _outrate(W, n, lam):
+    """Total rate out of each row: arrivals, departures of the ``Q_1`` busy
+    servers (``p_1`` above the shortest level, ``n − p_1`` at it when
+    ``s >= 1``)."""
+    s = W[:, 0]
+    return lam + np.where(s >= 1, float(n), W[:, 1].astype(float))
+
+
+def _transitions(W, n, lam):
+    """All transitions out of the rows ``W`` (last column zero on every row):
+    ``(src, targets, rates)``; the targets have one column more than ``W``."""
+    m, c = W.shape
+    D = c - 1
+    s = W[:, 0]
+    P = W[:, 1:]
+    Wx = _pad(W, D + 1)
+    src, tgt, rate = [], [], []
+    # arrival: p_1 + 1; a completed level shifts the window
+    T = Wx.copy()
+    T[:, 1] += 1
+    full = T[:, 1] == n
+    T[full, 0] += 1
+    T[full, 1:-1] = Wx[full, 2:]
+    T[full, -1] = 0
+    src.append(np.arange(m)); tgt.append(T); rate.append(np.full(m, lam))
+    # departure from a shortest queue (s >= 1): rate n − p_1, window shifts
+    i = np.nonzero(s >= 1)[0]
+    T = np.zeros((i.size, D + 2), W.dtype)
+    T[:, 0] = s[i] - 1
+    T[:, 1] = n - 1
+    T[:, 2:] = P[i]
+    src.append(i); tgt.append(T); rate.append((n - P[i, 0]).astype(float))
+    # departure from a queue of length s + j: rate p_j − p_{j+1}
+    Px = np.concatenate([P, np.zeros((m, 1), W.dtype)], axis=1)
+    for j in range(D):
+        r = Px[:, j] - Px[:, j + 1]
+        i = np.nonzero(r > 0)[0]
+        if i.size == 0:
+            continue
+        T = Wx[i].copy()
+        T[:, j + 1] -= 1
+        src.append(i); tgt.append(T); rate.append(r[i].astype(float))
+    return np.concatenate(src), np.concatenate(tgt), np.concatenate(rate)
+
+
+def _trim(W):
+    """Drop trailing all-zero columns but keep one."""
+    D = W.shape[1] - 1
+    nz = np.nonzero(np.any(W[:, 1:] != 0, axis=0))[0]
+    keep = (nz[-1] + 1 if nz.size else 0) + 1
+    return W[:, : min(D, keep) + 1] if keep < D else W
+
+
+def _solve(W, n, lam):
+    """Stationary law of the chain truncated to the rows ``W``; also the cut
+    transitions ``(src, targets, rates)``."""
+    # keep the rows below the first missing level N (the levels must be
+    # contiguous for the redirection and the level reduction)
+    Nw = W[:, 0] * n + W[:, 1:].sum(axis=1)
+    lv = np.unique(Nw)
+    gap = np.nonzero(np.diff(lv) > 1)[0]
+    if gap.size:
+        W = W[Nw <= lv[gap[0]]]
+    W = _trim(W)
+    if np.any(W[:, -1] != 0):
+        W = _pad(W, W.shape[1])
+    c = W.shape[1]
+    idx = _Index(W)
+    src, T, r = _transitions(W, n, lam)
+    j = np.full(T.shape[0], -1)
+    inner = T[:, c] == 0
+    j[inner] = idx.lookup(T[inner, :c])
+    inside = j >= 0
+    m = W.shape[0]
+    # cut transitions are redirected to a representative row of the target's
+    # level N (the number of tasks): the row of that level with the fewest
+    # tasks above the first non-full level.  Every move changes N by one, so
+    # the N-process keeps its exact rates wherever the level is in the set;
+    # an arrival above the highest level is blocked.
+    s = W[:, 0]
+    N = s * n + W[:, 1:].sum(axis=1)
+    N_of_T = s[src] * 0 + N[src] + np.where(np.arange(src.size) < m, 1, -1)
+    extra = W[:, 2:].sum(axis=1) if W.shape[1] > 2 else np.zeros(m, np.int64)
+    o = np.lexsort((extra, N))
+    levels, firsts = np.unique(N[o], return_index=True)
+    rep = o[firsts]
+    pos = np.searchsorted(levels, N_of_T)
+    pos_c = np.minimum(pos, levels.size - 1)
+    has = levels[pos_c] == N_of_T
+    jj = np.where(inside, j, np.where(has, rep[pos_c], src))
+    A = sp.csr_matrix((r, (src, jj)), shape=(m, m))
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    j0 = int(rep[np.argmin(np.abs(levels - lam))])
+    out = np.asarray(A.sum(axis=1)).ravel()
+    Qm = (A - sp.diags(out)).tocsr()
+    cnt = np.bincount(N - levels[0])
+    if cnt.max() <= _BLOCK_MAX:
+        pi = _level_reduction(Qm, N, levels)
+    else:
+        pi = _sparse_lu(Qm, j0)
+    cut = ~inside
+    return W, pi, (src[cut], T[cut], r[cut])
+
+
+_BLOCK_MAX = 700
+
+
+def _sparse_lu(Qm, j0):
+    """π Q = 0 by a sparse LU with π fixed at ``j0`` (its equation dropped)."""
+    m = Qm.shape[0]
+    G = Qm.T.tocsc()
+    keep = np.ones(m, bool)
+    keep[j0] = False
+    M = G[keep][:, keep].tocsc()
+    rhs = -np.asarray(G[keep][:, [j0]].todense()).ravel()
+    lu = spla.splu(M, permc_spec="COLAMD", diag_pivot_thresh=0.1)
+    x = lu.solve(rhs)
+    for _ in range(2):
+        x += lu.solve(rhs - M @ x)
+    pi = np.empty(m)
+    pi[keep] = x
+    pi[j0] = 1.0
+    pi = np.maximum(pi, 0.0)
+    return pi / pi.sum()
+
+
+def _level_reduction(Qm, N, levels):
+    """π Q = 0 for a generator that is block tridiagonal in the number of
+    tasks ``N`` (every move changes ``N`` by one): linear level reduction,
+    ``π_ℓ = π_{ℓ−1} R_ℓ`` with ``R_ℓ = U_{ℓ−1} (−B_ℓ − R_{ℓ+1} D_{ℓ+1})⁻¹``,
+    computed from the top level down; every matrix inverted is a
+    non-singular M-matrix."""
+    order = np.argsort(N, kind="stable")
+    P = sp.csr_matrix((np.ones(order.size), (np.arange(order.size), order)),
+                      shape=(order.size, order.size))
+    Qs = (P @ Qm @ P.T).tocsr()
+    bounds = np.searchsorted(N[order], np.append(levels, levels[-1] + 1))
+    L = levels.size
+    rows = [Qs[bounds[k]:bounds[k + 1]] for k in range(L)]
+
+    def blk(a, b):
+        return rows[a][:, bounds[b]:bounds[b + 1]].toarray()
+
+    R = [None] * L
+    nxt = None
+    for k in range(L - 1, 0, -1):
+        M = -blk(k, k)
+        if nxt is not None:
+            M -= nxt @ blk(k + 1, k)
+        R[k] = np.linalg.solve(M.T, blk(k - 1, k).T).T
+        nxt = R[k]
+    M0 = blk(0, 0) + (R[1] @ blk(1, 0) if L > 1 else 0.0)
+    b0 = M0.shape[0]
+    if b0 == 1:
+        p = np.ones(1)
+    else:
+        # π_0 M0 = 0, Σ π_0 = 1 (replace one equation)
+        Aeq = M0.T.copy()
+        Aeq[-1] = 1.0
+        rhs = np.zeros(b0)
+        rhs[-1] = 1.0
+        p = np.linalg.solve(Aeq, rhs)
+    parts = [p]
+    for k in range(1, L):
+        parts.append(parts[-1] @ R[k])
+    x = np.maximum(np.concatenate(parts), 0.0)
+    pi = np.empty_like(x)
+    pi[order] = x
+    return pi / pi.sum()
+
+
+def _valid(T, n):
+    P = T[:, 1:]
+    ok = (T[:, 0] >= 0) & (P[:, 0] <= n - 1) & np.all(P >= 0, axis=1)
+    ok &= np.all(P[:, :-1] >= P[:, 1:], axis=1)
+    return ok
+
+
+def _unique_rows(T):
+    k = _keys(T)
+    _, first, inv = np.unique(k, return_index=True, return_inverse=True)
+    return first, inv.ravel()
+
+
+def _propagate(W, idx, new, front, est, n, lam, theta, rounds):
+    """Breadth-first growth from the admitted ``front`` rows: a state ``z``
+    outside gets ``Σ est(y) r(y, z) / out(z)`` from the rows ``y`` of the last
+    wave and is admitted above ``theta`` (this ignores the flux back, so it
+    under-estimates; the next solve corrects it)."""
+    out = [new]
+    wave, w_est = front, est
+    seen = _Index(np.concatenate([W, new]))
+    for _ in range(rounds):
+        if wave.shape[0] == 0:
+            break
+        c = wave.shape[1]
+        src, T, r = _transitions(wave, n, lam)
+        if np.any(T[:, c] != 0):
+            return np.concatenate(out)  # a wider window: leave it to the next round
+        T = T[:, :c]
+        T = _pad(T, 0)
+        ok = seen.lookup(T) < 0
+        src, T, r = src[ok], T[ok], r[ok]
+        if T.shape[0] == 0:
+            break
+        first, inv = _unique_rows(T)
+        Z = T[first]
+        e = np.bincount(inv, weights=w_est[src] * r, minlength=Z.shape[0]) / _outrate(Z, n, lam)
+        keep = e > theta
+        wave, w_est = Z[keep], e[keep]
+        if wave.shape[0] == 0:
+            break
+        out.append(wave)
+        seen = _Index(np.concatenate([seen.W, wave]))
+    return np.concatenate(out)
+
+
+def seed(n, beta, lam):
+    """A first row set around the bulk of the law: ``s = 0`` with
+    ``Q_1 >= n − (β + 5)√n`` and ``Q_2`` up to a few ``√n/β``; ``s = 1`` with
+    ``Q_2`` in the same range."""
+    sq = np.sqrt(n)
+    a = max(0, int(n - (beta + 5) * sq))
+    c = min(n - 1, int((2.0 / beta + 3) * sq) + 2)
+    rows = [(0, q1, q2, 0) for q1 in range(a, n) for q2 in range(0, min(q1, c) + 1)]
+    rows += [(1, p1, 0, 0) for p1 in range(0, c + 1)]
+    return np.array(rows, dtype=np.int64)
+
+
+def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=400, bfs=60):
+    """Grow the row set ``W`` until no state outside it has an estimated
+    stationary probability above ``theta``.  Returns ``(W, pi, cut, rounds,
+    frontier)`` with ``frontier`` the summed estimate over the states just
+    outside."""
+    for rounds in range(1, max_rounds + 1):
+        W, pi, (src, T, r) = _solve(W, n, lam)
+        if _DEBUG:
+            print("round", rounds, W.shape, flush=True)
+        if T.shape[0] == 0:
+            return W, pi, (src, T, r), rounds, 0.0
+        first, inv = _unique_rows(T)
+        U = T[first]
+        F = np.bincount(inv, weights=pi[src] * r, minlength=U.shape[0])
+        est = F / _outrate(U, n, lam)
+        frontier = float(est.sum())
+        add = est > theta
+        if not add.any():
+            return W, pi, (src, T, r), rounds, frontier
+        if W.shape[0] + int(add.sum()) > max_states:
+            raise RuntimeError(f"the truncation needs more than max_states = {max_states} "
+                               f"states (n = {n}); raise max_states or tol")
+        new = [U[add]]
+        # geometric extension along each admitted step y -> y + e: the decay
+        # rate g = π(y)/π(y − e), measured on the set, continues outward
+        Wp = _pad(W, U.shape[1] - 1)
+        idx = _Index(Wp)
+        best = np.full(U.shape[0], -1)
+        flux = pi[src] * r
+        o = np.lexsort((-flux, inv))
+        firsts = o[np.r_[True, inv[o][1:] != inv[o][:-1]]]
+        best[inv[firsts]] = src[firsts]
+        a = np.nonzero(add)[0]
+        y = Wp[best[a]]
+        e = U[a] - y
+        back = idx.lookup(y - e) if extrapolate else np.full(a.size, -1)
+        g = np.where(back >= 0, pi[best[a]] / np.maximum(pi[np.maximum(back, 0)], 1e-300), 0.0)
+        g = np.minimum(g, 0.999)
+        cur, val = U[a].copy(), est[a].copy()
+        for _ in range(extrapolate):
+            val = val * g
+            go = val > theta
+            if not go.any():
+                break
+            cur, val, e, g = cur[go] + e[go], val[go], e[go], g[go]
+            ok = _valid(cur, n)
+            cur, val, e, g = cur[ok], val[ok], e[ok], g[ok]
+            if cur.shape[0] == 0:
+                break
+            new.append(cur.copy())
+        # for s >= 1 the chain does not depend on s (a QBD in s): continue
+        # the top levels geometrically at the measured level-to-level decay
+        sv = Wp[:, 0]
+        smax = int(sv.max())
+        if smax >= 2:
+            top, prev = sv == smax, sv == smax - 1
+            eta = min(float(pi[top].sum()) / max(float(pi[prev].sum()), 1e-300), 0.999)
+            rows, val = Wp[top], pi[top]
+            # with the whole band p = (j, 0, …), j < n, so that the levels
+            # N of the copies stay contiguous
+            band = np.zeros((n, Wp.shape[1]), Wp.dtype)
+            band[:, 0] = smax
+            band[:, 1] = np.arange(n)
+            miss = idx.lookup(band) < 0
+            rows = np.concatenate([rows, band[miss]])
+            val = np.concatenate([val, np.full(int(miss.sum()), float(val.max()))])
+            for k in range(1, extrapolate + 1):
+                val = val * eta
+                go = val > theta
+                if not go.any():
+                    break
+                rows, val = rows[go].copy(), val[go]
+                rows[:, 0] = smax + k
+                new.append(rows)
+        Nw = np.concatenate(new)
+        f, _ = _unique_rows(Nw)
+        Nw = Nw[f]
+        Nw = Nw[idx.lookup(Nw) < 0]
+        Nw = _propagate(Wp, idx, Nw, U[a], est[a], n, lam, theta, bfs)
+        W = np.concatenate([Wp, Nw])
+        if np.any(W[:, -1] != 0):
+            W = _pad(W, W.shape[1])
+    raise RuntimeError(f"the truncation did not settle in {max_rounds} rounds (n = {n})")
