@@ -356,7 +356,7 @@ def agreement_exact(log=print, n=1000, runs=None, seed=2027):
     log("  " + fam.report(f"model (b), n = {n}, against the exact chain"))
     out = dict(n=n, beta=BETA, seed=seed, exact=exact, states=int(st.pi.size),
                truncated_mass=float(st.truncated_mass),
-               balance_bound=float(st.balance_bound), rows=rows,
+               balance_gap=float(st.balance_gap), rows=rows,
                level=fam.level, method=fam.method, passed=fam.passed,
                report=fam.report(f"model (b), n = {n}, against the exact chain"))
     assert fam.passed, out["report"]

@@ -166,7 +166,9 @@ def _solve(W, n, lam):
     out = np.asarray(A.sum(axis=1)).ravel()
     Qm = (A - sp.diags(out)).tocsr()
     cnt = np.bincount(N - levels[0])
-    if cnt.max() <= _BLOCK_MAX:
+    # level reduction costs about Σ b³ for levels of b states; the sparse LU
+    # is cheaper on the wide two-dimensional sheets of large n
+    if float(np.sum(cnt.astype(float) ** 3)) <= _LR_FLOPS:
         pi = _level_reduction(Qm, N, levels)
     else:
         pi = _sparse_lu(Qm, j0)
@@ -174,7 +176,7 @@ def _solve(W, n, lam):
     return W, pi, (src[cut], T[cut], r[cut])
 
 
-_BLOCK_MAX = 700
+_LR_FLOPS = 3e9
 
 
 def _sparse_lu(Qm, j0):
