@@ -1244,7 +1244,7 @@ def halfin_whitt_alpha(beta):
     Notes
     -----
     Evaluated as ``expit(−log(βΦ(β)/φ(β)))`` with ``log Φ`` from
-    :func:`scipy.special.log_ndtr`, so it neither overflows nor loses
+    ``scipy.special.log_ndtr``, so it neither overflows nor loses
     precision for large ``β`` (where ``Φ/φ`` grows like ``e^{β²/2}``).
     """
     from scipy.special import expit, log_ndtr

@@ -17,7 +17,7 @@ Public constructors::
 
 The samplers are ``@numba.njit`` functions of the parameter array and the
 xoshiro256++ state of :mod:`qlib.simulate` (four ``uint64`` held in
-locals); each returns ``(sample, new state)``.  :func:`draw` dispatches on
+locals); each returns ``(sample, new state)``.  ``draw`` dispatches on
 the law's integer ``code``, so one compiled kernel serves every law.
 """
 from __future__ import annotations
@@ -126,7 +126,7 @@ class ServiceLaw:
     scv : float
         Squared coefficient of variation ``Var(S)``.
     code : int
-        Which sampler :func:`draw` uses.
+        Which sampler ``draw`` uses.
     params : numpy.ndarray
         The sampler's parameters.
     phase_type : tuple or None
