@@ -37,10 +37,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib import stats
 from qlib.service import check_law, draw
 from qlib.simulate import (EPOCH_MAX, SimulationResult, _FINE, _check_args,
-                           _group_batches, _grow, _initial, _lookup, _seed, _step)
+                           _batch_fields, _grow, _initial, _lookup, _seed, _step)
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
@@ -503,31 +502,11 @@ def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end
         top = max(top, int(levels) + 1)
     top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
-    groups, info = _group_batches(occ_f, blen, batches, t_end - burn_in)
-    sizes = np.diff(np.append(groups, nfine))[:, None]
-    occ_b = np.add.reduceat(occ_f, groups, axis=0) / sizes
-    k = len(groups)
-    rs_b = np.add.reduceat(rsum[:nfine], groups)
-    rc_b = np.add.reduceat(rcnt[:nfine], groups)
-    occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rb = rs_b / rc_b
-    R = rs_b.sum() / rc_b.sum() if rc_b.sum() > 0 else np.nan
-    ok = rc_b > 0
-    R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
-    tq = float(stats.t_quantile(0.975, k - 1))
-    lag1 = stats._lag1(occ_b[:, 1:2]) if top > 1 else np.zeros(1)
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
     return GeneralSimulationResult(
-        occupancy=occ, occupancy_se=occ_se, mean_response_time=float(R),
-        mean_response_time_se=float(R_se),
-        times=(np.arange(nrec) * record_dt) if nrec else None,
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
         resamples=int(st[_RES]), arrivals=int(st[_ARR]),
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in,
-        batch_occupancy=occ_b, batch_response_time=rb, levels=K,
-        batches=k, occupancy_ci=np.vstack([occ - tq * occ_se, occ + tq * occ_se]),
-        response_time_ci=(float(R - tq * R_se), float(R + tq * R_se)),
-        batch_lag1=float(lag1[0]), batch_length=float(info["batch_length"]),
-        corr_length=float(info["corr_length"]), se_reliable=bool(info["reliable"]),
-        service=law, response_times=resp)
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        service=law, response_times=resp, **fields)

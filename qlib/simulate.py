@@ -692,6 +692,33 @@ def _group_batches(occ_f, dt, batches, window):
         batch_length=per * dt, corr_length=bm.length, reliable=reliable)
 
 
+def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
+    """The batch-means fields of a :class:`SimulationResult` (s.e., Student-t
+    intervals, batch series and their diagnostics) from the fine slices of a
+    run: ``occ_f`` (time averages of the occupancy per slice), ``rsum`` and
+    ``rcnt`` (response-time sums and counts per slice)."""
+    groups, info = _group_batches(occ_f, blen, batches, window)
+    occ_b = np.add.reduceat(occ_f, groups, axis=0) / np.diff(np.append(groups, nfine))[:, None]
+    k = len(groups)
+    rs_b = np.add.reduceat(rsum[:nfine], groups)
+    rc_b = np.add.reduceat(rcnt[:nfine], groups)
+    occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rb = rs_b / rc_b
+    R = rs_b.sum() / rc_b.sum() if rc_b.sum() > 0 else np.nan
+    ok = rc_b > 0
+    R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
+    tq = float(stats.t_quantile(0.975, k - 1))
+    lag1 = stats._lag1(occ_b[:, 1:2]) if occ.size > 1 else np.zeros(1)
+    return dict(
+        occupancy_se=occ_se, mean_response_time=float(R), mean_response_time_se=float(R_se),
+        batch_occupancy=occ_b, batch_response_time=rb, batches=k,
+        occupancy_ci=np.vstack([occ - tq * occ_se, occ + tq * occ_se]),
+        response_time_ci=(float(R - tq * R_se), float(R + tq * R_se)),
+        batch_lag1=float(lag1[0]), batch_length=float(info["batch_length"]),
+        corr_length=float(info["corr_length"]), se_reliable=bool(info["reliable"]))
+
+
 def _initial(initial, n):
     if initial is None:
         return np.zeros(n, np.int64)
@@ -943,32 +970,14 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         top = max(top, int(levels) + 1)
     top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
-    groups, info = _group_batches(occ_f, blen, batches, t_end - burn_in)
-    occ_b = np.add.reduceat(occ_f, groups, axis=0) / np.diff(np.append(groups, nfine))[:, None]
-    k = len(groups)
-    rs_b = np.add.reduceat(rsum[:nfine], groups)
-    rc_b = np.add.reduceat(rcnt[:nfine], groups)
-    occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rb = rs_b / rc_b
-    R = rs_b.sum() / rc_b.sum() if rc_b.sum() > 0 else np.nan
-    ok = rc_b > 0
-    R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
-    tq = float(stats.t_quantile(0.975, k - 1))
-    lag1 = stats._lag1(occ_b[:, 1:2]) if top > 1 else np.zeros(1)
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
     return SimulationResult(
-        occupancy=occ, occupancy_se=occ_se, mean_response_time=float(R),
-        mean_response_time_se=float(R_se),
-        times=(np.arange(nrec) * record_dt) if nrec else None,
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
         resamples=int(st[_RES]), arrivals=int(st[_ARR]),
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in,
-        batch_occupancy=occ_b, batch_response_time=rb, levels=K,
-        batches=k, occupancy_ci=np.vstack([occ - tq * occ_se, occ + tq * occ_se]),
-        response_time_ci=(float(R - tq * R_se), float(R + tq * R_se)),
-        batch_lag1=float(lag1[0]), batch_length=float(info["batch_length"]),
-        corr_length=float(info["corr_length"]), se_reliable=bool(info["reliable"]))
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        **fields)
 
 
 # ----------------------------------------------------------- replicate ----
