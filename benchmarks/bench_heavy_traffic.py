@@ -32,13 +32,18 @@ def first_call_seconds(cache_dir):
                          capture_output=True, text=True, check=True)
     return float(out.stdout.split()[-1])
 
+EXTREMES = ((2, 0.25), (9, 0.25), (20, 0.25), (50, 0.25), (100, 0.25), (9, 2.5), (20, 4.0),
+            (500, 0.25), (1000, 0.25), (2000, 0.25), (2000, 4.0))
+
+
 def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
-    """CPU and wall seconds of ``stationary_jsq(n, beta)`` (default arguments)."""
+    """CPU and wall seconds of ``stationary_jsq(n, beta)`` (default arguments):
+    the issue's grid, then the extremes of ``n <= 2000``, ``β ∈ [0.25, 4]``."""
     from qlib.heavy_traffic import stationary_jsq
     print(f"{'n':>5} {'beta':>5} {'states':>8} {'CPU s':>8} {'wall s':>8}  max error bound")
     rows = []
-    for n in ns:
-        for beta in betas:
+    for n, beta in [(n, b) for n in ns for b in betas] + list(EXTREMES):
+        if True:
             try:
                 st = stationary_jsq(n, beta)
             except RuntimeError as e:
@@ -49,12 +54,16 @@ def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
             rows.append(dict(n=n, beta=beta, states=int(st.pi.size), cpu_s=st.cpu_time,
                              wall_s=st.wall_time, p_wait=st.p_wait,
                              p_wait_bound=st.error_bounds["p_wait"],
-                             max_bound=max(st.error_bounds.values())))
+                             max_bound=max(st.error_bounds.values()),
+                             max_rel_bound=max(st.error_bounds[k] / max(1.0, abs(getattr(st, k)))
+                                               for k in ("p_wait", "mean_q2", "mean_idle",
+                                                         "var_x1", "mean_x1x2")),
+                             rounds=st.rounds))
     import json
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stationary_results.json")
     with open(out, "w") as fh:
         json.dump({"rows": rows, "note": "one run; CPU time of stationary_jsq with default "
-                   "arguments (tol = 1e-14), both solves included"}, fh, indent=1)
+                   "arguments (tol = 1e-10), both solves included; OPENBLAS_NUM_THREADS=1"}, fh, indent=1)
 
 
 if __name__ == "__main__" and "--stationary" in sys.argv:

@@ -149,9 +149,10 @@ def test_stationary_jsq_grid(n, beta):
     assert st.states.shape[0] == st.pi.size
     assert np.all(np.diff(st.states, axis=1) <= 0) and st.states.max() <= n
     eb = st.error_bounds
-    # the bounds are small: relative 1e-7 on the main quantities
+    # the bounds are small: relative 1e-4 on the main quantities at the
+    # default tol (measured: 1e-7 .. 6e-5 on this grid)
     for k in ("p_wait", "mean_q2", "mean_idle", "var_x1", "mean_x1x2"):
-        assert eb[k] <= 1e-7 * max(1.0, abs(getattr(st, k))), (k, eb[k])
+        assert eb[k] <= 1e-4 * max(1.0, abs(getattr(st, k))), (k, eb[k])
     # in the truncated chain rate balance for N holds exactly: E[n − Q_1] −
     # β√n = λ_n · blocked; a wrong generator or a bad solve breaks it
     assert abs(st.balance_gap - st.lam * st.blocked) < 1e-9
@@ -161,6 +162,18 @@ def test_stationary_jsq_grid(n, beta):
     assert abs(st.mean_idle - beta * math.sqrt(n)) <= eb["mean_idle"] + 1e-9
     assert abs(st.lam * st.p_wait - st.mean_q2) <= st.lam * eb["p_wait"] + eb["mean_q2"] + 1e-9
     assert abs(st.q2_pmf.sum() - 1) < 1e-12 and st.q2_pmf.size == n + 1
+
+
+@pytest.mark.parametrize("n, beta", [(9, 0.5), (20, 1.0), (100, 2.0)])
+def test_stationary_jsq_bounds_cover_the_error(n, beta):
+    # the default solve against one at a 100 times smaller threshold: the
+    # change must lie within the two reported bounds (the bounds are
+    # a-posteriori estimates; this is where they could fail)
+    st, fine = stationary_jsq(n, beta), stationary_jsq(n, beta, tol=1e-12)
+    for k in ("p_wait", "mean_q2", "mean_idle", "var_x1", "mean_x1x2", "mean_tasks"):
+        diff = abs(getattr(st, k) - getattr(fine, k))
+        assert diff <= st.error_bounds[k] + fine.error_bounds[k], (k, diff, st.error_bounds[k])
+        assert fine.error_bounds[k] < st.error_bounds[k]
 
 
 @pytest.mark.parametrize("n", [20, 50, 100])
@@ -260,7 +273,7 @@ def test_stationary_jsq_matches_brute_force():
     lam = n - beta * math.sqrt(n)
     bf1 = _brute_force(n, lam, 12, 44)
     bf2 = _brute_force(n, lam, 16, 60)
-    st = stationary_jsq(n, beta)
+    st = stationary_jsq(n, beta, tol=1e-14)
     for k in bf2:
         assert abs(bf2[k] - bf1[k]) < 1e-11, (k, bf1[k], bf2[k])
         assert abs(getattr(st, k) - bf2[k]) < 1e-10, (k, getattr(st, k), bf2[k])
