@@ -9,12 +9,32 @@ with ``Q_i = n``; a departure happens at rate ``Q_1`` and comes from a queue of
 length exactly ``i`` with probability ``(Q_i − Q_{i+1}) / Q_1``.  Because the
 chain at occupancy level is itself Markov, simulating it is exact.
 
-Three tools:
+Simulation of the chain:
 
 * ``simulate_jsq``: exact event-driven simulation of the occupancy chain;
-* ``reflected_ou``: the two-dimensional reflected OU limit of
-  ``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``;
-* ``stationary_jsq``: the exact stationary law of the finite-``n`` chain.
+
+its diffusion limit, the two-dimensional reflected OU process of
+``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``:
+
+* ``reflected_ou``: one path (bridge scheme, optional forcing term);
+* ``reflected_ou_crn``: the same scheme at ``Δt, 2Δt, 4Δt`` on one Brownian
+  path (common random numbers, for Richardson extrapolation in ``Δt``);
+* ``ou_halving``: independent runs at ``Δt, Δt/2, …`` (a step-bias check);
+
+exact laws of the finite-``n`` chain:
+
+* ``stationary_jsq``: the stationary law, adaptive truncation with error
+  bounds;
+* ``transient_jsq``: transient means of the chain truncated to three levels,
+  by uniformization;
+
+and the alternatives at the same load (chapter ``ht_alternatives``):
+
+* ``erlang_c``, ``halfin_whitt_alpha``: the pooled M/M/n queue and its
+  Halfin–Whitt limit;
+* ``simulate_jsq_d``: JSQ(d), ``d`` servers sampled without replacement;
+* ``jsq_d_fixed_point``: the mean-field fixed point of JSQ(d) at load
+  ``λ_n/n``.
 """
 from __future__ import annotations
 
