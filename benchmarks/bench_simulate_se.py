@@ -12,7 +12,17 @@ the share of runs whose ``occupancy_ci`` covers q(i) (levels 1-5) and whose
 
 Run: ``.venv/bin/python benchmarks/bench_simulate_se.py`` (about 5 minutes);
 writes benchmarks/simulate_se_results.json.
+
+``qlib.heavy_traffic.simulate_jsq`` (``... bench_simulate_se.py jsq``, about
+4 minutes; writes benchmarks/simulate_jsq_se_results.json): JSQ on n = 20
+servers, truth ``E[n − Q_1] = β√n`` (rate balance) and the exact chain
+``stationary_jsq(20, β, tol=1e-8)`` for ``E[Q_2]``, ``E[N − Q_1]``,
+``P(Q_1 = n)`` (``p_full``, a time average, and ``p_wait``, over arrivals);
+1000 seeds per setting, "fixed 20" (``batches=20``, the scheme before issue
+22) against the default "auto", at windows of about 40, 80, 400 and 1500
+correlation lengths.
 """
+import sys
 import json
 import time
 import warnings
@@ -58,5 +68,54 @@ def main(seeds=400):
     Path(__file__).with_name("simulate_se_results.json").write_text(json.dumps(out, indent=1))
 
 
+JSQ_QUANTITIES = ("mean_idle", "mean_q2", "mean_waiting", "p_full", "p_wait")
+JSQ_SETTINGS = [  # n, beta, window, burn-in (L is about 1.5 at beta = 2, 13 at 0.5)
+    (20, 2.0, 3000.0, 20.0),
+    (20, 0.5, 1000.0, 200.0),
+    (20, 0.5, 5000.0, 200.0),
+    (20, 0.5, 20_000.0, 200.0),
+]
+
+
+def coverage_jsq(n, beta, window, burn_in, batches, seeds):
+    from qlib.heavy_traffic import simulate_jsq, stationary_jsq
+    st = stationary_jsq(n, beta, tol=1e-8)
+    true = dict(mean_idle=beta * n ** 0.5, mean_q2=st.mean_q2,
+                mean_waiting=st.mean_waiting, p_full=st.p_wait, p_wait=st.p_wait)
+    hits = {q: [] for q in JSQ_QUANTITIES}
+    reliable, ks = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for s in range(seeds):
+            r = simulate_jsq(n, beta, t_end=window + burn_in, burn_in=burn_in, seed=s,
+                             batches=batches)
+            for q in JSQ_QUANTITIES:
+                lo, hi = getattr(r, q + "_ci")
+                hits[q].append(lo <= true[q] <= hi)
+            reliable.append(r.se_reliable)
+            ks.append(r.batches)
+    return ({q: float(np.mean(v)) for q, v in hits.items()}, float(np.mean(reliable)),
+            float(np.mean(ks)))
+
+
+def main_jsq(seeds=1000):
+    out = []
+    for n, beta, window, burn_in in JSQ_SETTINGS:
+        for name, batches in (("fixed 20", 20), ("auto", None)):
+            t0 = time.perf_counter()
+            cov, rel, k = coverage_jsq(n, beta, window, burn_in, batches, seeds)
+            row = dict(setting=name, n=n, beta=beta, window=window, burn_in=burn_in,
+                       seeds=seeds, coverage=cov, share_reliable=rel, mean_batches=k,
+                       seconds=time.perf_counter() - t0)
+            print(row, flush=True)
+            out.append(row)
+    Path(__file__).with_name("simulate_jsq_se_results.json").write_text(
+        json.dumps(out, indent=1))
+
+
 if __name__ == "__main__":
-    main()
+    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if what in ("simulate", "all"):
+        main()
+    if what in ("jsq", "all"):
+        main_jsq()
