@@ -21,6 +21,8 @@ rounds.  The loop stops when no state outside has an estimate above ``θ``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -168,15 +170,30 @@ def _solve(W, n, lam):
     cnt = np.bincount(N - levels[0])
     # level reduction costs about Σ b³ for levels of b states; the sparse LU
     # is cheaper on the wide two-dimensional sheets of large n
-    if float(np.sum(cnt.astype(float) ** 3)) <= _LR_FLOPS:
-        pi = _level_reduction(Qm, N, levels)
-    else:
-        pi = _sparse_lu(Qm, j0)
+    use_lr = float(np.sum(cnt.astype(float) ** 3)) <= _LR_FLOPS
+    pi = _level_reduction(Qm, N, levels) if use_lr else _sparse_lu(Qm, j0)
+    if _residual(Qm, pi) > _MAX_RESIDUAL:
+        # an ill-conditioned set (improbable rows far from the bulk): try the
+        # other solver and keep the better solution; grow() re-solves after
+        # the next admission, and stationary_jsq checks the final residual
+        alt = _sparse_lu(Qm, j0) if use_lr else _level_reduction(Qm, N, levels)
+        if _residual(Qm, alt) < _residual(Qm, pi):
+            pi = alt
+    _solve.residual = _residual(Qm, pi)   # read by stationary_jsq after grow()
     cut = ~inside
     return W, pi, (src[cut], T[cut], r[cut])
 
 
 _LR_FLOPS = 1e11
+
+
+_MAX_RESIDUAL = 1e-9
+
+
+def _residual(Qm, pi):
+    """Relative balance residual ``‖π Q‖₁ / Σ π(x) |Q(x, x)|`` (0 for the
+    exact stationary law of the truncated chain)."""
+    return float(np.abs(pi @ Qm).sum() / max(float(pi @ np.abs(Qm.diagonal())), 1e-300))
 
 
 def _sparse_lu(Qm, j0):
@@ -259,10 +276,19 @@ def _level_reduction(Qm, N, levels):
         rhs = np.zeros(b0)
         rhs[-1] = 1.0
         p = np.linalg.solve(Aeq, rhs)
-    parts = [p]
+    # π_k = π_{k−1} R_k, each level rescaled to unit sum with its log scale
+    # kept: the mass of the levels can span more than the float range (a set
+    # that reaches nearly empty systems at large n), and the plain products
+    # would overflow
+    parts, logs = [np.maximum(p, 0.0) / np.maximum(p, 0.0).sum()], [0.0]
     for k in range(1, L):
-        parts.append(parts[-1] @ R[k])
-    x = np.maximum(np.concatenate(parts), 0.0)
+        v = np.maximum(parts[-1] @ R[k], 0.0)
+        t = v.sum()
+        parts.append(v / t if t > 0 else v)
+        logs.append(logs[-1] + (math.log(t) if t > 0 else 0.0))
+    logs = np.array(logs)
+    w = np.exp(logs - logs.max())
+    x = np.concatenate([q * wk for q, wk in zip(parts, w)])
     pi = x[rank]
     return pi / pi.sum()
 

@@ -1263,7 +1263,9 @@ def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000):
     TypeError, ValueError
         For a bad ``n``, ``beta``, ``tol`` or ``max_states``, naming it.
     RuntimeError
-        If the set would need more than ``max_states`` states.
+        If the set would need more than ``max_states`` states, or if a final
+        solve leaves a relative balance residual above ``1e-9`` (an
+        ill-conditioned truncation; not seen on the benchmark grid).
 
     Notes
     -----
@@ -1316,7 +1318,12 @@ def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000):
     W, pi, _, _, _ = _jsq_chain.grow(_jsq_chain.seed(n, beta, lam), n, lam, 10 * tol,
                                      max_states=max_states)
     f1, pmf1, _ = _quantities(_occupancy(W, n), pi, n, lam)
+    res1 = _jsq_chain._solve.residual
     W, pi, _, rounds, tmass = _jsq_chain.grow(W, n, lam, tol, max_states=max_states)
+    if max(res1, _jsq_chain._solve.residual) > _jsq_chain._MAX_RESIDUAL:
+        raise RuntimeError(f"the truncated chain at n = {n}, beta = {beta} was solved with a "
+                           f"relative balance residual of {max(res1, _jsq_chain._solve.residual):.1e}; "
+                           "try another tol")
     Q = _occupancy(W, n)
     f, pmf, top = _quantities(Q, pi, n, lam)
     err = {k: abs(f[k] - f1[k]) + tmass * top[k] for k in _QUANTITIES}
