@@ -65,6 +65,9 @@ if __name__ == "__main__":
     betas = [float(b) for b in sys.argv[2:]] or BETAS
     out = HERE / f"ht_{what}.json"
     data = json.loads(out.read_text()) if out.exists() else {}
+    if what == "chain":
+        data.setdefault("_solver", "qlib.heavy_traffic.stationary_jsq, default arguments "
+                        "(adaptive finite state projection, tol 1e-10)")
     for beta in betas:
         for _ in (run_chain if what == "chain" else run_grid)(beta, data):
             out.write_text(json.dumps(data, indent=1))

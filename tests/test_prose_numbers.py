@@ -109,7 +109,7 @@ ALLOWED: dict[str, set[str]] = {
     "ht_waiting": {"n = 100", "200 instead of 20", "ten times longer", "316^2",
                    "99.9%", "of 1000 time units",
                    "of 300 time units", "600 time units"},
-    "ht_stationary": {"n = 500", "four times finer", "n \\le 2000", "of 2000 time units"},
+    "ht_stationary": {"n = 500", "four times finer", "of 2000 time units"},
     "ht_alternatives": {"n \\le 200", "\\approx 0.316", "n \\le 1000", "d = 100", "n = 100"},
     "performance": {"n = 1000", "at least 100", "burn-in of 100", "[100, t_",
                     "t_\\text{end} = 500"},
