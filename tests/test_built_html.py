@@ -127,6 +127,11 @@ def test_page(page):
                         f"{p.figures.count(False)} figures without figcaption)")
     if p.unresolved:
         problems.append(f"unresolved references: {p.unresolved[:3]}")
+    # a glued number that came out undefined ("lie between nan and nan")
+    # (inf is a legitimate value here: μ = inf is the fast-resampling limit)
+    bad = re.search(r".{0,40}\b(nan|NaN)\b.{0,20}", re.sub(r"\s+", " ", prose))
+    if bad and page != "chapters/reference":
+        problems.append(f"nan in the prose: '{bad.group(0)}'")
     if source_has_math(page) and p.math == 0:
         problems.append("math in the source, none in the HTML")
     if p.math and not re.search(r'<script[^>]*src="[^"]*mathjax[^"]*"', p.raw):
