@@ -56,7 +56,10 @@ class _Index:
             raise RuntimeError("hash collision in the state index")
 
     def lookup(self, T):
+        """Row number of each row of ``T`` in the set, ``-1`` if absent."""
         m = self.W.shape[0]
+        if m == 0 or T.shape[0] == 0:
+            return np.full(T.shape[0], -1)
         k = _keys(T)
         pos = np.minimum(np.searchsorted(self.skey, k), m - 1)
         j = self.order[pos]

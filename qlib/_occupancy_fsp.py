@@ -21,37 +21,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-# odd 64-bit multipliers: a row's key is the wrapped dot product with them;
-# an index refuses two distinct rows with one key, and a lookup compares rows
-_MULT = np.random.default_rng(20261203).integers(1, 2**62, size=4096, dtype=np.int64) | 1
-
-
-def _keys(W):
-    return (W * _MULT[: W.shape[1]]).sum(axis=1)
-
-
-class _Index:
-    """Row lookup in a set of window rows (all of one width)."""
-
-    def __init__(self, W):
-        self.W = W
-        k = _keys(W)
-        self.order = np.argsort(k, kind="stable")
-        self.sk = k[self.order]
-        if np.any(self.sk[1:] == self.sk[:-1]):
-            raise RuntimeError("hash collision or duplicate rows in the state index")
-
-    def lookup(self, T):
-        """Row number of each row of ``T`` in the set, ``-1`` if absent."""
-        m = self.W.shape[0]
-        if m == 0 or T.shape[0] == 0:
-            return np.full(T.shape[0], -1)
-        k = _keys(T)
-        pos = np.minimum(np.searchsorted(self.sk, k), m - 1)
-        j = self.order[pos]
-        ok = self.sk[pos] == k
-        ok[ok] = np.all(self.W[j[ok]] == T[ok], axis=1)
-        return np.where(ok, j, -1)
+# rows are found through the hashed index of the JSQ chain's windows (a row's
+# key is a wrapped dot product with odd 64-bit multipliers; an index refuses
+# two distinct rows with one key, and a lookup compares rows)
+from ._jsq_chain import _Index, _keys
 
 
 def _width(W, c):
@@ -145,28 +118,9 @@ def _solve_iad(src, dst, rate, N, x0, tol=1e-13, sweeps=8, max_iter=20000):
     ar = np.arange(m)
     GT = sp.csr_matrix((np.concatenate([rate, -out]),
                         (np.concatenate([dst, ar]), np.concatenate([src, ar]))), shape=(m, m))
-    S = N - N.min()
-    M = int(S.max()) + 1
-    pi = x0 / x0.sum()
-    unif = 1.02 * out.max()
-    for _ in range(max_iter):
-        mass = np.bincount(S, pi, minlength=M)
-        cond = pi / np.where(mass[S] > 0, mass[S], 1.0)
-        u = np.bincount(S, cond * up, minlength=M)
-        dn = np.bincount(S, cond * down, minlength=M)
-        logp = np.concatenate([[0.0], np.cumsum(np.log(u[:-1]) - np.log(dn[1:]))])
-        P = np.exp(logp - logp.max())
-        pi = P[S] * cond
-        pi /= pi.sum()
-        for _ in range(sweeps):
-            pi = pi + (GT @ pi) / unif
-        res = np.abs(GT @ pi).sum()
-        if res <= tol * unif:
-            break
-    else:
-        raise RuntimeError(f"aggregation-disaggregation did not converge (residual {res:.3g})")
-    pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
+    from .exact import _solve_iad as iad   # the same iteration, warm started
+    return iad(GT, N - N.min(), up, down, out.max(), tol=tol, sweeps=sweeps,
+               max_iter=max_iter, x0=x0)
 
 
 def _find(idx, X):

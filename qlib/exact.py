@@ -485,7 +485,7 @@ def _chain_states(n, K):
     return Q, c, B
 
 
-def _solve_iad(GT, S, up, down, rate, tol=1e-14, sweeps=8, max_iter=20000):
+def _solve_iad(GT, S, up, down, rate, tol=1e-14, sweeps=8, max_iter=20000, x0=None):
     """Stationary law of a chain whose total ``S`` moves by ±1 per jump.
 
     Iterative aggregation–disaggregation: the law of ``S`` (the slow
@@ -493,10 +493,11 @@ def _solve_iad(GT, S, up, down, rate, tol=1e-14, sweeps=8, max_iter=20000):
     ``up``/``down`` averaged over the current conditional law given ``S``;
     then ``sweeps`` uniformized power steps ``π ← π + π G / rate`` relax the
     (fast) shape given ``S``.  Stops when ``||π G||_1 <= tol · rate``.
-    ``GT`` is the transposed generator in CSR form.
+    ``GT`` is the transposed generator in CSR form; ``x0`` (optional) is
+    a warm start.
     """
     M = int(S.max()) + 1
-    pi = np.ones(S.size) / S.size
+    pi = np.ones(S.size) / S.size if x0 is None else np.asarray(x0, float) / np.sum(x0)
     rate = 1.02 * float(rate)
     for _ in range(max_iter):
         mass = np.bincount(S, pi, minlength=M)
