@@ -129,7 +129,8 @@ def _trim(W):
 
 def _solve(W, n, lam):
     """Stationary law of the chain truncated to the rows ``W``; also the cut
-    transitions ``(src, targets, rates)``."""
+    transitions ``(src, targets, rates)`` and the relative balance residual
+    of the solution (:func:`_residual`)."""
     # keep the rows below the first missing level N (the levels must be
     # contiguous for the redirection and the level reduction)
     Nw = W[:, 0] * n + W[:, 1:].sum(axis=1)
@@ -175,16 +176,17 @@ def _solve(W, n, lam):
     # is cheaper on the wide two-dimensional sheets of large n
     use_lr = float(np.sum(cnt.astype(float) ** 3)) <= _LR_FLOPS
     pi = _level_reduction(Qm, N, levels) if use_lr else _sparse_lu(Qm, j0)
-    if _residual(Qm, pi) > _MAX_RESIDUAL:
+    res = _residual(Qm, pi)
+    if res > _MAX_RESIDUAL:
         # an ill-conditioned set (improbable rows far from the bulk): try the
         # other solver and keep the better solution; grow() re-solves after
         # the next admission, and stationary_jsq checks the final residual
         alt = _sparse_lu(Qm, j0) if use_lr else _level_reduction(Qm, N, levels)
-        if _residual(Qm, alt) < _residual(Qm, pi):
-            pi = alt
-    _solve.residual = _residual(Qm, pi)   # read by stationary_jsq after grow()
+        res_alt = _residual(Qm, alt)
+        if res_alt < res:
+            pi, res = alt, res_alt
     cut = ~inside
-    return W, pi, (src[cut], T[cut], r[cut])
+    return W, pi, (src[cut], T[cut], r[cut]), res
 
 
 _LR_FLOPS = 1e11
@@ -283,7 +285,8 @@ def _level_reduction(Qm, N, levels):
     # kept: the mass of the levels can span more than the float range (a set
     # that reaches nearly empty systems at large n), and the plain products
     # would overflow
-    parts, logs = [np.maximum(p, 0.0) / np.maximum(p, 0.0).sum()], [0.0]
+    p = np.maximum(p, 0.0)
+    parts, logs = [p / p.sum()], [0.0]
     for k in range(1, L):
         v = np.maximum(parts[-1] @ R[k], 0.0)
         t = v.sum()
@@ -356,8 +359,8 @@ def seed(n, beta, lam):
 def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=2000, bfs=60, slack=0.01):
     """Grow the row set ``W`` until no state outside it has an estimated
     stationary probability above ``theta``.  Returns ``(W, pi, cut, rounds,
-    frontier)`` with ``frontier`` the summed estimate over the states just
-    outside.
+    frontier, residual)`` with ``frontier`` the summed estimate over the
+    states just outside and ``residual`` that of the last solve.
 
     A round that must admit states admits every state estimated above
     ``slack · theta`` (and extends geometrically and breadth-first down to
@@ -368,18 +371,18 @@ def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=2000, bfs=
     at small ``β``, where the ratio per step is about ``1 − β/√n``) it
     needs of order ``√n/β · log(1/slack)`` steps."""
     for rounds in range(1, max_rounds + 1):
-        W, pi, (src, T, r) = _solve(W, n, lam)
+        W, pi, (src, T, r), res = _solve(W, n, lam)
         if _DEBUG:
             print("round", rounds, W.shape, flush=True)
         if T.shape[0] == 0:
-            return W, pi, (src, T, r), rounds, 0.0
+            return W, pi, (src, T, r), rounds, 0.0, res
         first, inv = _unique_rows(T)
         U = T[first]
         F = np.bincount(inv, weights=pi[src] * r, minlength=U.shape[0])
         est = F / _outrate(U, n, lam)
         frontier = float(est.sum())
         if not (est > theta).any():
-            return W, pi, (src, T, r), rounds, frontier
+            return W, pi, (src, T, r), rounds, frontier, res
         a_th = theta * slack
         add = est > a_th
         if W.shape[0] + int(add.sum()) > max_states:

@@ -1317,13 +1317,12 @@ def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000):
     from . import _jsq_chain
     lam = n - beta * math.sqrt(n)
     w0, c0 = time.perf_counter(), time.process_time()
-    W, pi, _, rounds, tmass = _jsq_chain.grow(_jsq_chain.seed(n, beta, lam), n, lam, tol,
-                                              max_states=max_states)
-    res = _jsq_chain._solve.residual
+    W, pi, _, rounds, tmass, res = _jsq_chain.grow(_jsq_chain.seed(n, beta, lam), n, lam,
+                                                   tol, max_states=max_states)
     # the coarser truncation: the states of the final set with probability
     # >= 10 tol (what a ten times coarser threshold keeps), solved again
-    W1, pi1, _ = _jsq_chain._solve(W[pi >= 10 * tol], n, lam)
-    res = max(res, _jsq_chain._solve.residual)
+    W1, pi1, _, res1 = _jsq_chain._solve(W[pi >= 10 * tol], n, lam)
+    res = max(res, res1)
     if res > _jsq_chain._MAX_RESIDUAL:
         raise RuntimeError(f"the truncated chain at n = {n}, beta = {beta} was solved with a "
                            f"relative balance residual of {res:.1e}; try another tol")
