@@ -24,23 +24,18 @@ import scipy.sparse as sp
 # rows are found through the hashed index of the JSQ chain's windows (a row's
 # key is a wrapped dot product with odd 64-bit multipliers; an index refuses
 # two distinct rows with one key, and a lookup compares rows)
-from ._jsq_chain import _Index, _keys
+from ._jsq_chain import _Index, _pad
+from ._jsq_chain import _unique_rows as _unique
 
 
 def _width(W, c):
-    if W.shape[1] >= c:
-        return W
-    return np.concatenate([W, np.zeros((W.shape[0], c - W.shape[1]), W.dtype)], axis=1)
+    """``W`` widened with zero columns to ``c`` columns (if narrower)."""
+    return _pad(W, c - 1)
 
 
 def _room(W):
     """Widen by one column if some row has its last column non-zero."""
     return _width(W, W.shape[1] + 1) if np.any(W[:, -1] != 0) else W
-
-
-def _unique(T):
-    _, first, inv = np.unique(_keys(T), return_index=True, return_inverse=True)
-    return first, inv.ravel()
 
 
 def tasks(W, n):
