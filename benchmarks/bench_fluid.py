@@ -11,8 +11,8 @@ import timeit
 
 import numpy as np
 
-from qlib import fluid
-from qlib.degrees import DegreeDistribution
+from qlib.meanfield import fluid
+from qlib.meanfield.degrees import DegreeDistribution
 
 
 def best(fn, number, repeat):

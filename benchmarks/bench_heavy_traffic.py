@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from qlib.heavy_traffic import simulate_jsq  # noqa: E402
+from qlib.halfin_whitt import simulate_jsq  # noqa: E402
 
 EVENTS = 4e7
 FIRST_CALL = ("import time; c = time.process_time(); "
@@ -39,7 +39,7 @@ EXTREMES = ((2, 0.25), (9, 0.25), (20, 0.25), (50, 0.25), (100, 0.25), (9, 2.5),
 def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
     """CPU and wall seconds of ``stationary_jsq(n, beta)`` (default arguments):
     the issue's grid, then the extremes of ``n <= 2000``, ``β ∈ [0.25, 4]``."""
-    from qlib.heavy_traffic import stationary_jsq
+    from qlib.halfin_whitt import stationary_jsq
     print(f"{'n':>5} {'beta':>5} {'states':>8} {'CPU s':>8} {'wall s':>8}  max error bound")
     rows = []
     for n, beta in [(n, b) for n in ns for b in betas] + list(EXTREMES):

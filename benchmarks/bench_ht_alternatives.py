@@ -14,7 +14,7 @@ import pathlib
 import sys
 import time
 
-from qlib.heavy_traffic import stationary_jsq
+from qlib.halfin_whitt import stationary_jsq
 
 HERE = pathlib.Path(__file__).parent
 OUT = HERE / "ht_alternatives_chain.json"

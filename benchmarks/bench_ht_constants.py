@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import qlib.heavy_traffic
-from qlib.ou_stationary import chain_constants, ou_stationary
+from qlib.halfin_whitt.stationary import chain_constants, ou_stationary
 
 HERE = pathlib.Path(__file__).parent
 BETAS = (0.25, 0.5, 1.0, 2.0, 4.0)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from qlib import exact
-from qlib.degrees import DegreeDistribution as D
+from qlib.meanfield.degrees import DegreeDistribution as D
 
 CASES = [("δ_2", 2, 0.9, False, range(3, 17)),
          ("δ_1", 1, 0.9, False, range(2, 10)),

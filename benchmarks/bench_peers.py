@@ -52,7 +52,8 @@ import numpy as np  # noqa: E402
 from scipy.stats import t as student_t  # noqa: E402
 
 import qlib  # noqa: E402
-from qlib import fluid, graphs, heavy_traffic, stats, tasks  # noqa: E402
+from qlib import graphs, halfin_whitt, stats  # noqa: E402
+from qlib.meanfield import fluid
 from benchmarks.peers import ciw_jsq, heapq_jsq, simpy_jsq  # noqa: E402
 
 LAM = 0.9       # model (a): arrival rate per server
@@ -88,7 +89,7 @@ def qlib_ring(n, lam, mu, *, t_end, burn_in=0.0, seed=1, initial=None,
 
 def qlib_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20):
     c0 = time.process_time()
-    r = heavy_traffic.simulate_jsq(n, beta, t_end=t_end, burn_in=burn_in,
+    r = halfin_whitt.simulate_jsq(n, beta, t_end=t_end, burn_in=burn_in,
                                    seed=seed, batches=batches)
     cpu = time.process_time() - c0
     occ = [1.0, 1.0 - r.mean_idle / n, r.mean_q2 / n, r.mean_q3 / n]
@@ -103,7 +104,7 @@ def qlib_tasks_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20,
     """Model (b) per server in qlib's engine: ``qlib.tasks.simulate_tasks``
     (numba; the routing buckets of the heapq peer, a departure heap)."""
     c0 = time.process_time()
-    r = tasks.simulate_tasks(n, beta, t_end=t_end, burn_in=burn_in, seed=seed,
+    r = halfin_whitt.simulate_tasks(n, beta, t_end=t_end, burn_in=burn_in, seed=seed,
                              batches=batches, initial=initial, max_waits=0)
     cpu = time.process_time() - c0
     q1 = r.mean_tasks - r.mean_waiting          # N - (N - Q_1)
@@ -287,7 +288,7 @@ def _ratios(rows):
 # model (b) at the benchmark's n: every simulator of the complete graph (the
 # occupancy chain, per-server qlib and the three peers) runs r independent
 # replications, each started from an independent draw of the exact stationary
-# law of the occupancy (heavy_traffic.stationary_jsq), so that its time
+# law of the occupancy (halfin_whitt.stationary_jsq), so that its time
 # average over [0, T] is an unbiased estimate of the stationary mean for any T.
 # engine: (replications r, length T); the slow engines get short runs (their
 # detectable deviations are reported)
@@ -309,7 +310,7 @@ def _stationary_draws(st, r, rng):
 def _scaled(engine, n, T, init, seed):
     """(E[n - Q_1], E[Q_2]) / sqrt(n), time-averaged over [0, T]: one replication."""
     if engine == "qlib":
-        r = heavy_traffic.simulate_jsq(n, BETA, t_end=T, seed=seed, initial=init)
+        r = halfin_whitt.simulate_jsq(n, BETA, t_end=T, seed=seed, initial=init)
         return r.mean_idle / math.sqrt(n), r.mean_q2 / math.sqrt(n)
     if engine == "qlib-tasks":
         occ = qlib_tasks_complete(n, BETA, t_end=T, seed=seed, initial=init)["occupancy"]
@@ -329,7 +330,7 @@ def agreement_exact(log=print, n=1000, runs=None, seed=2027):
     """
     runs = dict(EXACT_RUNS if runs is None else runs)
     c0 = time.process_time()
-    st = heavy_traffic.stationary_jsq(n, BETA)
+    st = halfin_whitt.stationary_jsq(n, BETA)
     exact = dict(idle=st.mean_idle / math.sqrt(n), q2=st.mean_q2 / math.sqrt(n))
     log(f"  exact chain n={n}: E[n-Q1]/sqrt n = {exact['idle']:.6f}, "
         f"E[Q2]/sqrt n = {exact['q2']:.6f} ({st.pi.size} states, truncated mass "
@@ -456,7 +457,7 @@ def run(log=print):
     import simpy
     # compile (or load) qlib's kernels before anything is timed
     qlib.simulate(graphs.ring(10), 0.9, 1.0, t_end=10.0, seed=0)
-    heavy_traffic.simulate_jsq(10, 1.0, t_end=10.0, seed=0)
+    halfin_whitt.simulate_jsq(10, 1.0, t_end=10.0, seed=0)
     out = {"versions": {"simpy": simpy.__version__, "ciw": ciw.__version__}}
     log("agreement (a peer's speed counts only if it reproduces qlib):")
     out["agreement"], out["agreement_z"] = agreement(log)
@@ -498,7 +499,7 @@ def run(log=print):
 def run_exact(path=ROOT / "benchmarks" / "results.json", log=print):
     """Re-run only :func:`agreement_exact` and merge it into ``results.json``."""
     import datetime
-    tasks.simulate_tasks(10, 1.0, t_end=10.0, seed=0)
+    halfin_whitt.simulate_tasks(10, 1.0, t_end=10.0, seed=0)
     res = json.loads(Path(path).read_text())
     res["agreement_exact"] = agreement_exact(log)
     res.setdefault("partial_updates", []).append(dict(
@@ -521,8 +522,8 @@ def run_complete(path=ROOT / "benchmarks" / "results.json", log=print):
     import datetime
     import ciw
     import simpy
-    heavy_traffic.simulate_jsq(10, 1.0, t_end=10.0, seed=0)
-    tasks.simulate_tasks(10, 1.0, t_end=10.0, seed=0)
+    halfin_whitt.simulate_jsq(10, 1.0, t_end=10.0, seed=0)
+    halfin_whitt.simulate_tasks(10, 1.0, t_end=10.0, seed=0)
     res = json.loads(Path(path).read_text())
     res["versions"].update(simpy=simpy.__version__, ciw=ciw.__version__)
     log("agreement, model (b) at n = 20:")

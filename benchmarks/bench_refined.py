@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from qlib import finite_n
-from qlib.degrees import DegreeDistribution
+
+from qlib.meanfield.degrees import DegreeDistribution
+from qlib.meanfield.refined import refined
 
 #: rmftool's Example_2choice notebook, JSQ(2), rho = 0.9, K = 9: refined
 #: mean field (1/N) mean queue length at N = 10, 20, 30, 50, 100, and the
@@ -69,21 +70,21 @@ def main():
     out = {"note": "best-of-repeats for qlib, one run for rmftool; machine shared and loaded",
            "rows": []}
     for K in (10, 20, 30, 40, 50, 60):
-        t_q = best(lambda: finite_n.refined(rho, d1, replacement=True, levels=K), 20, 3)
-        t_q2 = best(lambda: finite_n.refined(rho, d2, levels=K), 20, 3)
+        t_q = best(lambda: refined(rho, d1, replacement=True, levels=K), 20, 3)
+        t_q2 = best(lambda: refined(rho, d2, levels=K), 20, 3)
         row = {"K": K, "qlib_s": t_q, "qlib_delta2_s": t_q2}
         if K <= 30 or full:
-            ours = finite_n.refined(rho, d1, replacement=True, levels=K)
+            ours = refined(rho, d1, replacement=True, levels=K)
             pi, V, t_r = rmftool_V(K, rho)
             row.update(rmftool_s=t_r, speedup=t_r / t_q,
                        max_abs_diff_q=float(np.max(np.abs(ours.q[1:] - pi))),
                        max_abs_diff_v=float(np.max(np.abs(ours.v[1:] - V))))
         out["rows"].append(row)
         print(row, flush=True)
-    auto = finite_n.refined(rho, d2)
-    out["delta2_auto"] = {"levels": auto.levels, "seconds": best(lambda: finite_n.refined(rho, d2), 50, 5),
+    auto = refined(rho, d2)
+    out["delta2_auto"] = {"levels": auto.levels, "seconds": best(lambda: refined(rho, d2), 50, 5),
                           "target_s": 0.01}
-    r = finite_n.refined(rho, d1, replacement=True)
+    r = refined(rho, d1, replacement=True)
     out["published"] = [{"N": N, "qlib": float(rho * r.at(N).response_time), "rmftool_printed": a,
                          "diff": float(rho * r.at(N).response_time) - a, "simulation": s, "sim_hw": h}
                         for N, (a, s, h) in PUBLISHED.items()]

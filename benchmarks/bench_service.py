@@ -26,8 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qlib  # noqa: E402
-from qlib import graphs as g, service as sv  # noqa: E402
-from qlib.simulate import simulate  # noqa: E402
+from qlib import graphs as g  # noqa: E402
+from qlib.sim import service as sv
+from qlib.sim import simulate  # noqa: E402
 from bench_simulate import _initial, jsq2_kernel  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

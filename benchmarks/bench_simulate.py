@@ -46,7 +46,7 @@ if str(HERE.parent) not in sys.path:
 import qlib  # noqa: E402
 from benchmarks import old_simulate_kernel as old  # noqa: E402
 from qlib import graphs as g  # noqa: E402
-from qlib.simulate import simulate  # noqa: E402
+from qlib.sim import simulate  # noqa: E402
 
 LAM = 0.9
 EVENTS = 4e6
@@ -176,7 +176,7 @@ import gc, json, math, sys, tracemalloc, warnings
 sys.path.insert(0, {root!r})
 import numpy as np
 from qlib import graphs
-from qlib.simulate import simulate
+from qlib.sim import simulate
 from benchmarks.bench_simulate import _initial
 warnings.simplefilter("ignore")
 n = {n}

@@ -78,7 +78,7 @@ JSQ_SETTINGS = [  # n, beta, window, burn-in (L is about 1.5 at beta = 2, 13 at 
 
 
 def coverage_jsq(n, beta, window, burn_in, batches, seeds):
-    from qlib.heavy_traffic import simulate_jsq, stationary_jsq
+    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
     st = stationary_jsq(n, beta, tol=1e-8)
     true = dict(mean_idle=beta * n ** 0.5, mean_q2=st.mean_q2,
                 mean_waiting=st.mean_waiting, p_full=st.p_wait, p_wait=st.p_wait)

@@ -59,7 +59,7 @@ FULL_REPS = 20
 def overhead(npts=32, rounds=3):
     """Seconds per point: sweep (1 worker), sweep with a store, direct replicate."""
     import qlib
-    from qlib.simulate import replicate
+    from qlib.sim import replicate
     from qlib.sweep import graph_for, point_seed
     pts = [{"graph": "ring", "n": 100, "lam": 0.5, "mu": 1.0 + i} for i in range(npts)]
     kw = dict(replications=2, t_end=10.0)

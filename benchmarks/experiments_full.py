@@ -149,7 +149,7 @@ def grid(workers=(1, 2), reps=20, ns=(1500, 5000), store=None, scheduler=None):
 def overhead(npts=16):
     import warnings
     import qlib
-    from qlib.simulate import replicate
+    from qlib.sim import replicate
     from qlib.sweep import graph_for, point_seed
     pts = [{"graph": "ring", "n": 100, "lam": 0.5, "mu": 1.0 + i} for i in range(npts)]
     kw = dict(replications=2, t_end=10.0)

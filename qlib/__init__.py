@@ -1,37 +1,55 @@
 """qlib: fluid limits and simulation of join-the-shortest-queue load balancing.
 
 The package accompanies the book *Load balancing in large server networks*.
-Each module holds one idea:
+It is a small tree, one package per area and one module per idea; a lower
+floor never imports a higher one:
 
-``qlib.degrees``   degree distributions and their generating functions
-``qlib.fluid``     the fluid ODE, its equilibrium and tail bounds
-``qlib.graphs``    immutable CSR graphs and generators
-``qlib.simulate``  exact event-driven JSQ simulation (numba), ``replicate``
-``qlib.service``   service-time laws of mean 1 (``simulate(..., service=law)``)
-``qlib.cavity``    the cavity approximation for phase-type services
-``qlib.finite_n``  first-order finite-n corrections to fluid quantities
-``qlib.exact``     exact stationary laws of tiny graphs (sparse linear algebra)
-``qlib.heavy_traffic``  JSQ on the complete graph in the Halfin-Whitt regime
-``qlib.ou_stationary``  the stationary law of its diffusion limit, on a grid
-``qlib.tasks``     the same, task by task: per-server FIFO queues, measured waits
-``qlib.stats``     honest error bars: replications, batch means, families, power
-``qlib.sweep``     parameter sweeps on Dask (optional extra ``qlib[sweep]``)
+``qlib.stats``         honest error bars: intervals and families, batch means, burn-in
+``qlib.meanfield``     degree laws, the fluid ODE and its equilibrium, the refined
+                       1/n expansion, the cavity approximation
+``qlib.graphs``        immutable CSR graphs and generators
+``qlib.sim``           exact event-driven JSQ simulation (numba): ``simulate``,
+                       ``replicate``, service-time laws
+``qlib.exact``         exact stationary laws: tiny graphs, the occupancy chain
+``qlib.halfin_whitt``  JSQ with many servers in the Halfin–Whitt regime: the chain's
+                       simulation, its diffusion limit, exact laws, the alternatives
+``qlib.sweep``         parameter sweeps on Dask (optional extra ``qlib[sweep]``)
+
+The most used names are re-exported here (``qlib.simulate``,
+``qlib.replicate``, ``qlib.DegreeDistribution``, ``qlib.stationary_jsq``, …).
+The module paths of earlier releases (``qlib.fluid``, ``qlib.heavy_traffic``,
+``qlib.finite_n``, ``qlib.simulate`` as a module, …) keep working and emit a
+``DeprecationWarning``.
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
-
-from qlib.degrees import DegreeDistribution  # noqa: E402
-from qlib import exact, finite_n, fluid, graphs, heavy_traffic, ou_stationary, stats, tasks  # noqa: E402
-from qlib.simulate import (ReplicationResult, SimulationResult,  # noqa: E402
-                           replicate, simulate)
-from qlib import service  # noqa: E402
-
-__all__ += ["DegreeDistribution", "exact", "finite_n", "fluid", "graphs", "heavy_traffic", "ou_stationary", "stats", "tasks",
-            "simulate", "SimulationResult", "replicate", "ReplicationResult", "service"]
-
+from qlib import stats  # noqa: E402
+from qlib.meanfield.degrees import DegreeDistribution  # noqa: E402
+from qlib import graphs  # noqa: E402
+from qlib import sim  # noqa: E402
+from qlib.sim import (ReplicationResult, SimulationResult, replicate,  # noqa: E402
+                      simulate)
+from qlib import meanfield  # noqa: E402
+from qlib import exact  # noqa: E402
+from qlib import halfin_whitt  # noqa: E402
+from qlib.halfin_whitt import (simulate_jsq, simulate_jsq_d, simulate_tasks,  # noqa: E402
+                               stationary_jsq)
 # the module imports Dask/xarray only when a sweep runs
 from qlib.sweep import sweep  # noqa: E402
 
-__all__ += ["sweep"]
+__all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfin_whitt",
+           "DegreeDistribution", "simulate", "SimulationResult", "replicate",
+           "ReplicationResult", "simulate_jsq", "simulate_jsq_d", "simulate_tasks",
+           "stationary_jsq", "sweep"]
+
+# old module paths: imported (and warned about) only when asked for
+_MOVED = ("fluid", "degrees", "finite_n", "cavity", "service", "heavy_traffic",
+          "ou_stationary", "tasks", "_general")
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+        return importlib.import_module(f"qlib.{name}")
+    raise AttributeError(f"module 'qlib' has no attribute {name!r}")

@@ -72,7 +72,7 @@ class Graph:
 
     def degree_distribution(self):
         """The empirical degree law of the graph, a :class:`qlib.DegreeDistribution`."""
-        from qlib.degrees import DegreeDistribution  # lazy: parallel module
+        from qlib.meanfield.degrees import DegreeDistribution  # lazy: a higher floor
         return DegreeDistribution.from_degrees(self.degrees)
 
     def to_networkx(self):

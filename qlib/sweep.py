@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from qlib import graphs
-from qlib.degrees import DegreeDistribution
+from qlib.meanfield.degrees import DegreeDistribution
 
 __all__ = ["sweep", "points", "point_seed", "graph_for", "initial_for", "run_point",
            "open_store", "replication_result", "SweepRun"]
@@ -369,7 +369,7 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         (the thread CPU time of the whole point, graph and initial state
         included).
     """
-    from qlib.simulate import replicate
+    from qlib.sim.replicate import replicate
     c0 = time.thread_time()
     g = graph_for(point, seed)
     x0 = initial_for(point, seed, g)
@@ -825,7 +825,7 @@ def replication_result(ds, **coords):
     """
     from scipy.stats import t as student_t
 
-    from qlib.simulate import ReplicationResult
+    from qlib.sim.result import ReplicationResult
     c = ds.sel(**coords)
     extra = set(c.occupancy.dims) - {"replication", "level"}
     if extra:

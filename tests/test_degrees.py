@@ -6,7 +6,7 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
-from qlib.degrees import DegreeDistribution as D
+from qlib.meanfield.degrees import DegreeDistribution as D
 
 
 def test_dict_and_sequence_agree():

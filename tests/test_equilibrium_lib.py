@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from qlib import DegreeDistribution, fluid
+from qlib import DegreeDistribution
+from qlib.meanfield import fluid
 
 LAWS = [DegreeDistribution.point(1), DegreeDistribution.point(2),
         DegreeDistribution.poisson(2.0, 10),

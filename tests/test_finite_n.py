@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 import qlib
-from qlib import finite_n, fluid
+from qlib.meanfield import fluid
+from qlib.meanfield.refined import refined
 
 D = qlib.DegreeDistribution
 
 
 def test_fields_and_at():
-    r = finite_n.refined(0.8, D.point(2))
+    r = refined(0.8, D.point(2))
     q = fluid.equilibrium(0.8, D.point(2))
     m = min(q.size, r.q.size)
     assert np.allclose(r.q[:m], q[:m], rtol=1e-14, atol=1e-300)
@@ -27,30 +28,30 @@ def test_fields_and_at():
 
 def test_point_mass_zero_is_exact():
     # δ_0: independent M/M/1 queues, E q_n(i) = λ^i for every n, so v = 0
-    r = finite_n.refined(0.99, D.point(0))
+    r = refined(0.99, D.point(0))
     assert np.all(r.v == 0.0) and r.response_time_v == 0.0
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, 1.5, float("nan"), True, "0.5"])
 def test_bad_lam(bad):
     with pytest.raises(ValueError, match="lam"):
-        finite_n.refined(bad, D.point(2))
+        refined(bad, D.point(2))
 
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="degrees"):
-        finite_n.refined(0.5, {2: 0.5})            # not a law
+        refined(0.5, {2: 0.5})            # not a law
     with pytest.raises(ValueError, match="degrees"):
-        finite_n.refined(0.5, [0.5, -0.1, 0.6])
+        refined(0.5, [0.5, -0.1, 0.6])
     with pytest.raises(TypeError, match="degrees"):
-        finite_n.refined(0.5, "δ_2")
-    assert finite_n.refined(0.5, {2: 1.0}).response_time_v == finite_n.refined(0.5, D.point(2)).response_time_v
+        refined(0.5, "δ_2")
+    assert refined(0.5, {2: 1.0}).response_time_v == refined(0.5, D.point(2)).response_time_v
     with pytest.raises(TypeError, match="replacement"):
-        finite_n.refined(0.5, D.point(2), replacement="yes")
+        refined(0.5, D.point(2), replacement="yes")
     for kw in ({"levels": 1}, {"levels": 2.5}, {"max_levels": 0}, {"tol": 0.0}, {"tol": 2.0}):
         with pytest.raises(ValueError, match=next(iter(kw))):
-            finite_n.refined(0.5, D.point(2), **kw)
-    r = finite_n.refined(0.5, D.point(2))
+            refined(0.5, D.point(2), **kw)
+    r = refined(0.5, D.point(2))
     for n in (0, -3, 2.5, True):
         with pytest.raises(ValueError, match="n must"):
             r.at(n)
@@ -58,4 +59,4 @@ def test_bad_inputs():
 
 def test_max_levels_reached():
     with pytest.raises(RuntimeError, match="max_levels"):
-        finite_n.refined(0.99, D({0: 0.9, 2: 0.1}), max_levels=20)
+        refined(0.99, D({0: 0.9, 2: 0.1}), max_levels=20)

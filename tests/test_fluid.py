@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from qlib import fluid
-from qlib.degrees import DegreeDistribution as D
+from qlib.meanfield import fluid
+from qlib.meanfield.degrees import DegreeDistribution as D
 
 
 def closed_form_log(lam, d, i):

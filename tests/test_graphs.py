@@ -86,6 +86,6 @@ def test_graph_is_immutable():
 
 
 def test_simulate_rejects_non_graphs():
-    from qlib.simulate import simulate
+    from qlib.sim import simulate
     with pytest.raises(TypeError, match="graph"):
         simulate(np.zeros((3, 3)), 0.5, t_end=1.0)

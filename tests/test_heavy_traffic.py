@@ -14,8 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from qlib.heavy_traffic import (ou_halving, reflected_ou, simulate_jsq,
-                                stationary_jsq)
+from qlib.halfin_whitt import ou_halving, reflected_ou, simulate_jsq, stationary_jsq
 
 
 # ------------------------------------------------------------------ validation

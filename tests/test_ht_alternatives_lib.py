@@ -16,9 +16,8 @@ import pytest
 
 from qlib import stats
 from qlib.graphs import ring
-from qlib.heavy_traffic import (erlang_c, halfin_whitt_alpha, jsq_d_fixed_point,
-                                simulate_jsq_d)
-from qlib.simulate import replicate
+from qlib.halfin_whitt import erlang_c, halfin_whitt_alpha, jsq_d_fixed_point, simulate_jsq_d
+from qlib.sim import replicate
 
 
 # ------------------------------------------------------------------ Erlang C

@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.linalg import expm_multiply
 
-from qlib.heavy_traffic import (_seed32, reflected_ou, reflected_ou_crn, transient_jsq)
+from qlib.halfin_whitt._common import _seed32
+from qlib.halfin_whitt import reflected_ou, reflected_ou_crn, transient_jsq
 from qlib.stats import simultaneous
 
 

@@ -7,8 +7,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from qlib.ou_stationary import (chain_constants, default_box, ou_stationary,
-                                ou_stationary_grid)
+from qlib.halfin_whitt.stationary import chain_constants, default_box, ou_stationary, ou_stationary_grid
 
 
 def _brute_force(beta, h, I, J):
@@ -103,7 +102,7 @@ def test_errors():
 
 
 def test_extrapolation_recovers_a_known_limit_and_rate():
-    from qlib.ou_stationary import extrapolate_inv_sqrt
+    from qlib.halfin_whitt.stationary import extrapolate_inv_sqrt
     ns = np.array([500, 700, 1000, 1400, 2000, 2800])
     x = ns ** -0.5
     y = 0.8 - 2.0 * x + 5.0 * x**2 + 10.0 * x**3

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import qlib
-from qlib import exact, finite_n, graphs
+from qlib import exact, graphs
+from qlib.meanfield.refined import refined
 
 D = qlib.DegreeDistribution
 
@@ -17,7 +18,7 @@ RMFTOOL_V = [1.30637870e-01, 6.58607162e-01, 1.55203165e00, 1.40535234e00, 2.374
 
 
 def test_matches_rmftool_published():
-    r = finite_n.refined(0.9, D.point(1), replacement=True)
+    r = refined(0.9, D.point(1), replacement=True)
     assert np.allclose(r.v[2:7], RMFTOOL_V, rtol=5e-9)
     # mean queue length at N = 10 printed by the same notebook (16 digits)
     assert 0.9 * r.at(10).response_time == pytest.approx(2.751294338309056, abs=1e-12)
@@ -47,19 +48,19 @@ def test_exact_chain_converges_to_v(law):
     over n = 3..6 agrees with R_v within its own error estimate (distance to
     the two-point linear extrapolation), and rejects the with-replacement R_v."""
     lam, ns = 0.7, np.arange(3, 7)
-    ref = finite_n.refined(lam, law)
+    ref = refined(lam, law)
     y = [n * (exact.occupancy_chain(int(n), lam, law, {3: 24, 4: 16, 5: 12, 6: 10}[n]).response_time
               - ref.response_time) for n in ns]
     quad = np.polyfit(1 / ns, y, 2)[-1]
     lin = np.polyfit(1 / ns[-2:], y[-2:], 1)[-1]
     tol = abs(quad - lin)
     assert abs(quad - ref.response_time_v) <= tol
-    assert abs(quad - finite_n.refined(lam, law, replacement=True).response_time_v) > tol
+    assert abs(quad - refined(lam, law, replacement=True).response_time_v) > tol
 
 
 def test_truncation_converged():
-    r = finite_n.refined(0.95, D.poisson(2.0, 10))
-    r2 = finite_n.refined(0.95, D.poisson(2.0, 10), levels=r.levels + 10)
+    r = refined(0.95, D.poisson(2.0, 10))
+    r2 = refined(0.95, D.poisson(2.0, 10), levels=r.levels + 10)
     assert np.allclose(r2.v[: r.levels + 1], r.v, atol=1e-9)
 
 

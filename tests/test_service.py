@@ -12,7 +12,8 @@ import pytest
 from scipy import stats as sps
 
 import qlib
-from qlib import exact, graphs as g, service as sv
+from qlib import exact, graphs as g
+from qlib.sim import service as sv
 from qlib.stats import detectable, replication_ci, simultaneous
 
 LEVEL = 0.99

@@ -7,7 +7,7 @@ from scipy import stats
 
 from qlib import exact
 from qlib import graphs as g
-from qlib.simulate import replicate, simulate
+from qlib.sim import replicate, simulate
 
 
 def test_determinism():
@@ -294,7 +294,7 @@ def test_epoch_stamp_wraparound(monkeypatch, mu):
     # arrays are cleared and counting restarts.  Forcing that every 7 epochs
     # must not change the run (it uses no random numbers).
     import sys
-    mod = sys.modules["qlib.simulate"]
+    mod = sys.modules["qlib.sim.run"]   # simulate() reads EPOCH_MAX there
     kw = dict(t_end=20.0, seed=5)
     a = simulate(g.ring(100), 0.9, mu, **kw)
     monkeypatch.setattr(mod, "EPOCH_MAX", 7)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from qlib import stats
-from qlib.heavy_traffic import simulate_jsq, stationary_jsq
+from qlib.halfin_whitt import simulate_jsq, stationary_jsq
 
 SEEDS = 200
 QUANTITIES = ("mean_idle", "mean_q2", "mean_waiting", "p_full", "p_wait")

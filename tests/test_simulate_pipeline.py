@@ -22,9 +22,11 @@ import pytest
 from scipy import stats as sps
 
 from qlib import graphs as g
-from qlib.simulate import simulate
+from qlib.sim import simulate
 
-S = sys.modules["qlib.simulate"]
+S = sys.modules["qlib.sim.run"]      # simulate() reads _depth here
+K = sys.modules["qlib.sim.kernel"]
+RNG = sys.modules["qlib.sim.rng"]
 
 
 def _run(G, mu, depth, monkeypatch, **kw):
@@ -64,8 +66,8 @@ def _both(pos, us, n, lslot, lval, lpos, lsrv):
     kc = 0
     kl = 0
     for i in range(pos.size):
-        a[i], kc = S._place(pos[i], us[i], 1, P, A, kc, n)
-        b[i], kl = S._place_local(pos[i], us[i], kl, n, lslot, lval, lpos, lsrv)
+        a[i], kc = K._place(pos[i], us[i], 1, P, A, kc, n)
+        b[i], kl = K._place_local(pos[i], us[i], kl, n, lslot, lval, lpos, lsrv)
     return a, b, kc, kl
 
 
@@ -89,7 +91,7 @@ def test_slot_is_uniform_on_the_free_slots():
     # of them up to the rounding of the two floor steps (a few points)
     N = 2**20
     u = (np.arange(N) + 0.5) / N
-    slot = np.vectorize(S._slot)
+    slot = np.vectorize(K._slot)
     for n, kc in ((10, 0), (10, 3), (10, 9), (1000, 999), (7, 4)):
         j = slot(u, kc, n)
         assert j.min() == kc and j.max() == n - 1
@@ -102,7 +104,7 @@ def _exps(m, seed_words):
     s0, s1, s2, s3 = seed_words[0], seed_words[1], seed_words[2], seed_words[3]
     out = np.empty(m)
     for i in range(m):
-        out[i], s0, s1, s2, s3 = S._exp1(s0, s1, s2, s3)
+        out[i], s0, s1, s2, s3 = RNG._exp1(s0, s1, s2, s3)
     return out
 
 

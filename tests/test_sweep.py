@@ -16,8 +16,8 @@ pytest.importorskip("xarray")
 pytest.importorskip("zarr")
 
 import qlib  # noqa: E402
-from qlib.simulate import replicate  # noqa: E402
-from qlib.degrees import DegreeDistribution  # noqa: E402
+from qlib.sim import replicate  # noqa: E402
+from qlib.meanfield.degrees import DegreeDistribution  # noqa: E402
 from qlib.stats import simultaneous  # noqa: E402
 from qlib.sweep import (graph_for, initial_for, open_store, point_seed, points,  # noqa: E402
                         replication_result)

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.special import logsumexp
 
-from qlib import fluid
-from qlib.degrees import DegreeDistribution as D
+from qlib.meanfield import fluid
+from qlib.meanfield.degrees import DegreeDistribution as D
 
 RTOL_LOG = 1e-11
 

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from qlib import fluid
-from qlib.degrees import DegreeDistribution as D
+from qlib.meanfield import fluid
+from qlib.meanfield.degrees import DegreeDistribution as D
 
 
 def test_point_mass_closed_form():

@@ -13,7 +13,7 @@ import scipy.sparse.linalg as spla
 from scipy import stats as st
 
 from qlib import stats
-from qlib.tasks import TasksResult, simulate_tasks, thinned_waits
+from qlib.halfin_whitt.tasks import TasksResult, simulate_tasks, thinned_waits
 
 R = 12
 

@@ -1,4 +1,6 @@
-"""Adaptive truncation of the finite-``n`` JSQ occupancy chain (the engine of
+"""The adaptive finite-state projection behind stationary_jsq: window rows, growth, level-reduction and LU solves.
+
+Adaptive truncation of the finite-``n`` JSQ occupancy chain (the engine of
 :func:`qlib.heavy_traffic.stationary_jsq`).
 
 A state is a *window* row ``(s, p_1, …, p_D)``: ``s`` full levels
@@ -22,56 +24,15 @@ rounds.  The loop stops when no state outside has an estimate above ``θ``.
 from __future__ import annotations
 
 import math
-
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-_MULT = None
+from qlib.exact._rows import _Index, _pad, _unique_rows
+
+__all__ = []
+
 _DEBUG = False
-
-
-def _mult(D):
-    global _MULT
-    if _MULT is None or _MULT.size < D:
-        rng = np.random.default_rng(20261203)
-        _MULT = rng.integers(1, 2 ** 62, size=max(D, 64), dtype=np.int64) | 1
-    return _MULT[:D]
-
-
-def _keys(W):
-    with np.errstate(over="ignore"):
-        return (W * _mult(W.shape[1])[None, :]).sum(axis=1)
-
-
-class _Index:
-    """Exact row lookup through a 64-bit hash, verified row by row."""
-
-    def __init__(self, W):
-        self.W = W
-        k = _keys(W)
-        self.order = np.argsort(k, kind="stable")
-        self.skey = k[self.order]
-        if np.any(self.skey[1:] == self.skey[:-1]):
-            raise RuntimeError("hash collision in the state index")
-
-    def lookup(self, T):
-        """Row number of each row of ``T`` in the set, ``-1`` if absent."""
-        m = self.W.shape[0]
-        if m == 0 or T.shape[0] == 0:
-            return np.full(T.shape[0], -1)
-        k = _keys(T)
-        pos = np.minimum(np.searchsorted(self.skey, k), m - 1)
-        j = self.order[pos]
-        ok = self.skey[pos] == k
-        ok[ok] = np.all(self.W[j[ok]] == T[ok], axis=1)
-        return np.where(ok, j, -1)
-
-
-def _pad(W, D):
-    if W.shape[1] - 1 >= D:
-        return W
-    return np.concatenate([W, np.zeros((W.shape[0], D + 1 - W.shape[1]), W.dtype)], axis=1)
 
 
 def _outrate(W, n, lam):
@@ -304,12 +265,6 @@ def _valid(T, n):
     ok = (T[:, 0] >= 0) & (P[:, 0] <= n - 1) & np.all(P >= 0, axis=1)
     ok &= np.all(P[:, :-1] >= P[:, 1:], axis=1)
     return ok
-
-
-def _unique_rows(T):
-    k = _keys(T)
-    _, first, inv = np.unique(k, return_index=True, return_inverse=True)
-    return first, inv.ravel()
 
 
 def _propagate(W, idx, new, front, est, n, lam, theta, rounds):

@@ -24,8 +24,9 @@ import scipy.sparse as sp
 # rows are found through the hashed index of the JSQ chain's windows (a row's
 # key is a wrapped dot product with odd 64-bit multipliers; an index refuses
 # two distinct rows with one key, and a lookup compares rows)
-from ._jsq_chain import _Index, _pad
-from ._jsq_chain import _unique_rows as _unique
+from qlib.exact._iad import _solve_iad as iad
+from qlib.exact._rows import _Index, _pad
+from qlib.exact._rows import _unique_rows as _unique
 
 
 def _width(W, c):
@@ -113,7 +114,7 @@ def _solve_iad(src, dst, rate, N, x0, tol=1e-13, sweeps=8, max_iter=20000):
     ar = np.arange(m)
     GT = sp.csr_matrix((np.concatenate([rate, -out]),
                         (np.concatenate([dst, ar]), np.concatenate([src, ar]))), shape=(m, m))
-    from .exact import _solve_iad as iad   # the same iteration, warm started
+    # the same iteration as the level-capped chain's, warm started
     return iad(GT, N - N.min(), up, down, out.max(), tol=tol, sweeps=sweeps,
                max_iter=max_iter, x0=x0)
 

@@ -1,0 +1,423 @@
+"""JSQ on the complete graph, task by task: per-server FIFO queues.
+
+:func:`qlib.heavy_traffic.simulate_jsq` simulates the occupancy chain
+``(Q_1, Q_2, …)``, which does not know which queue a task sits in; it draws a
+waiting task's wait from the law that FIFO implies.  :func:`simulate_tasks`
+follows every task instead: ``n`` servers, each with its own FIFO queue,
+Poisson arrivals of rate ``λ_n = n − β√n``, a service time drawn from Exp(1)
+for each task when its service starts, and each arrival joins a shortest
+queue, ties broken uniformly at random.  A task's waiting time (arrival to
+start of service) and response time (arrival to departure) are *measured* on
+the path, not drawn.
+
+Cost per event: O(1) for the routing (servers are kept sorted by queue length
+in one array, with the first index of each length, as in the occupancy chain)
+and O(log n) for the departure heap (one pending departure per busy server).
+Each server keeps the arrival times of its tasks in a ring buffer.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
+                                _seed32, _seed_record)
+
+__all__ = ["simulate_tasks", "TasksResult", "thinned_waits"]
+
+
+@numba.njit(cache=True)
+def _heap_push(ht, hs, size, t, s):
+    i = size
+    while i > 0:
+        p = (i - 1) // 2
+        if ht[p] <= t:
+            break
+        ht[i] = ht[p]
+        hs[i] = hs[p]
+        i = p
+    ht[i] = t
+    hs[i] = s
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(ht, hs, size):
+    # remove the root; the caller has read ht[0], hs[0]
+    size -= 1
+    t, s = ht[size], hs[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and ht[c + 1] < ht[c]:
+            c += 1
+        if ht[c] >= t:
+            break
+        ht[i] = ht[c]
+        hs[i] = hs[c]
+        i = c
+    if size > 0:
+        ht[i] = t
+        hs[i] = s
+    return size
+
+
+@numba.njit(cache=True)
+def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
+    np.random.seed(seed)
+    # order: servers sorted by queue length; start[k]: first index of length k
+    X = X0.copy()
+    order = np.argsort(X, kind="mergesort").astype(np.int64)
+    pos = np.empty(n, np.int64)
+    for i in range(n):
+        pos[order[i]] = i
+    start = np.zeros(K + 2, np.int64)
+    for k in range(K + 2):
+        start[k] = np.searchsorted(X[order], k)
+    m = 0
+    while start[m + 1] == start[m]:
+        m += 1
+    # FIFO ring buffers: arrival time and record slot (-1: untagged task)
+    buf_a = np.zeros((n, K))
+    buf_b = np.full((n, K), -1, np.int64)    # batch of a tagged task
+    buf_r = np.full((n, K), -1, np.int64)    # row in the waiting-task record
+    head = np.zeros(n, np.int64)
+    ht = np.empty(n)
+    hs = np.empty(n, np.int64)
+    size = 0
+    N = 0
+    for s in range(n):
+        N += X[s]
+        if X[s] > 0:
+            size = _heap_push(ht, hs, size, np.random.exponential(1.0), s)
+    # per batch: arrivals, waiting arrivals, Σ wait, Σ response, Σ wait², Σ resp²
+    tk = np.zeros((nbatch, 6))
+    # per batch time integrals: N, N − Q_1, 1{Q_1 = n}, Q_2, Q_3
+    ti = np.zeros((nbatch, 5))
+    rec = np.full((max_waits, 4), np.nan)    # arrival, ahead, wait, response
+    nw = 0
+    blen = (t_end - burn_in) / nbatch
+    t = 0.0
+    t_arr = np.random.exponential(1.0 / lam)
+    pending = 0
+    events = 0
+    overflow = 0
+    while True:
+        arrival = t_arr <= t_end and (size == 0 or t_arr < ht[0])
+        if not arrival and size == 0:
+            break
+        te = t_arr if arrival else ht[0]
+        # time integrals over [t, te] ∩ [burn_in, t_end]
+        a = t if t > burn_in else burn_in
+        e_all = te if te < t_end else t_end
+        q1 = n - start[1]
+        while a < e_all:
+            b = min(int((a - burn_in) / blen), nbatch - 1)
+            while b < nbatch - 1 and burn_in + (b + 1) * blen <= a:
+                b += 1   # guard against rounding at a batch boundary
+            e = burn_in + (b + 1) * blen
+            if e > e_all or b == nbatch - 1:
+                e = e_all
+            d = e - a
+            ti[b, 0] += d * N
+            ti[b, 1] += d * (N - q1)
+            if q1 == n:
+                ti[b, 2] += d
+            ti[b, 3] += d * (n - start[2])
+            ti[b, 4] += d * (n - start[3])
+            a = e
+        t = te
+        if not arrival and t > t_end and pending == 0:
+            break
+        events += 1
+        if arrival:
+            t_arr = t + np.random.exponential(1.0 / lam)
+            k = m
+            if k + 1 > K - 1:
+                overflow = 1
+                break
+            lo, cnt = start[k], start[k + 1] - start[k]
+            s = order[lo + int(np.random.random() * cnt)]
+            # move s to the end of bucket k, which becomes the start of bucket k+1
+            j = start[k + 1] - 1
+            o = order[j]
+            order[j], order[pos[s]] = s, o
+            pos[o], pos[s] = pos[s], j
+            start[k + 1] -= 1
+            if start[k + 1] == start[k]:
+                m = k + 1
+            slot = (head[s] + k) % K
+            buf_a[s, slot] = t
+            buf_b[s, slot] = -1
+            buf_r[s, slot] = -1
+            if t >= burn_in:
+                b = int((t - burn_in) / blen)
+                if b >= nbatch:
+                    b = nbatch - 1
+                buf_b[s, slot] = b
+                pending += 1
+                tk[b, 0] += 1
+                if k >= 1:
+                    tk[b, 1] += 1
+                    if nw < max_waits:
+                        rec[nw, 0] = t
+                        rec[nw, 1] = k
+                        buf_r[s, slot] = nw
+                        nw += 1
+            X[s] = k + 1
+            N += 1
+            if k == 0:   # service starts at once: wait 0
+                size = _heap_push(ht, hs, size, t + np.random.exponential(1.0), s)
+        else:
+            s = hs[0]
+            size = _heap_pop(ht, hs, size)
+            k = X[s]
+            h = head[s]
+            b = buf_b[s, h]
+            if b >= 0:
+                resp = t - buf_a[s, h]
+                tk[b, 3] += resp
+                tk[b, 5] += resp * resp
+                pending -= 1
+                r = buf_r[s, h]
+                if r >= 0:
+                    rec[r, 3] = resp
+            head[s] = (h + 1) % K
+            # move s to the start of bucket k, which becomes the end of bucket k-1
+            j = start[k]
+            o = order[j]
+            order[j], order[pos[s]] = s, o
+            pos[o], pos[s] = pos[s], j
+            start[k] += 1
+            if k - 1 < m:
+                m = k - 1
+            X[s] = k - 1
+            N -= 1
+            if k > 1:    # the next task starts service now
+                h = head[s]
+                b = buf_b[s, h]
+                if b >= 0:
+                    w = t - buf_a[s, h]
+                    tk[b, 2] += w
+                    tk[b, 4] += w * w
+                    r = buf_r[s, h]
+                    if r >= 0:
+                        rec[r, 2] = w
+                size = _heap_push(ht, hs, size, t + np.random.exponential(1.0), s)
+    return tk, ti, rec[:nw], events, overflow, X
+
+
+@dataclass(frozen=True)
+class TasksResult:
+    """Result of :func:`simulate_tasks`.
+
+    Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged
+    task is followed to its departure (after ``t_end`` arrivals stop, which
+    under FIFO cannot change a tagged task's wait or response).  Task
+    statistics are grouped by the batch of the arrival time; time averages
+    are over ``[burn_in, t_end]`` in the same ``batches`` equal batches.
+
+    Attributes
+    ----------
+    n, beta, lam, t_end, burn_in : model and window
+    arrivals, waiting : int
+        Tagged tasks, and those that found every server busy (they wait).
+    p_wait : float
+        ``waiting / arrivals``, the fraction of tagged tasks that waited.
+    mean_wait, mean_response : float
+        Mean waiting and response time over all tagged tasks.
+    mean_wait_given_wait : float
+        Mean wait of the tagged tasks that waited (``nan`` if none).
+    mean_tasks, mean_waiting, p_full, mean_q2, mean_q3 : float
+        Time averages of ``N`` (tasks in the system), ``N − Q_1`` (tasks
+        waiting), ``1{Q_1 = n}``, ``Q_2`` and ``Q_3``.
+    batch_tasks : ndarray, shape (batches, 6)
+        Per batch of arrival times: arrivals, waiting arrivals, Σ wait,
+        Σ response, Σ wait², Σ response².
+    batch_time : ndarray, shape (batches, 5)
+        Per batch: the time integrals of ``N``, ``N − Q_1``, ``1{Q_1 = n}``,
+        ``Q_2``, ``Q_3`` (divide by ``batch_length``).
+    batch_length : float
+    wait_arrival, wait_ahead, wait_time, wait_response : ndarray
+        For the first ``max_waits`` tagged tasks that waited, in order of
+        arrival: arrival time, number of tasks ahead in the joined queue
+        (``≥ 1``), waiting time, response time.
+    final : ndarray
+        Queue length of every server when the run stopped.
+    events, wall_time, seed
+    """
+
+    n: int
+    beta: float
+    lam: float
+    t_end: float
+    burn_in: float
+    arrivals: int
+    waiting: int
+    p_wait: float
+    mean_wait: float
+    mean_response: float
+    mean_wait_given_wait: float
+    mean_tasks: float
+    mean_waiting: float
+    p_full: float
+    mean_q2: float
+    mean_q3: float
+    batch_tasks: np.ndarray
+    batch_time: np.ndarray
+    batch_length: float
+    wait_arrival: np.ndarray
+    wait_ahead: np.ndarray
+    wait_time: np.ndarray
+    wait_response: np.ndarray
+    final: np.ndarray
+    events: int
+    wall_time: float
+    seed: object
+
+
+def _check_int(name, x, lo):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {lo}, got {x!r}")
+    if x < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {x}")
+    return int(x)
+
+
+def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
+                   batches=20, max_waits=1_000_000, levels=32):
+    """Follow every task of JSQ on ``n`` servers with per-server FIFO queues.
+
+    Exact event-driven simulation: Poisson arrivals of rate
+    ``λ_n = n − β√n``; an arrival joins a shortest queue (ties uniformly at
+    random); each server serves its queue in FIFO order, a task's service
+    time is Exp(1), drawn when its service starts.  The waiting time (arrival
+    to start of service) and response time (arrival to departure) of every
+    task that arrives in ``[burn_in, t_end]`` are measured.
+
+    Parameters
+    ----------
+    n : int
+        Number of servers, ``n >= 1``.
+    beta : float
+        Halfin–Whitt parameter, ``0 < beta < √n``.
+    t_end : float
+        End of the arrival window, ``t_end > burn_in``.
+    burn_in : float, optional
+        Tasks arriving before ``burn_in`` are not recorded.
+    seed : None, int or numpy.random.SeedSequence
+        Same seed, same run.
+    initial : array_like of int, optional
+        Initial occupancy counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``
+        (server ``j`` starts with ``#{i : Q_i > j}`` tasks); ``None``: empty.
+    batches : int
+        Number of equal batches of the window (``>= 2``).
+    max_waits : int
+        At most this many waiting tasks are recorded one by one.
+    levels : int
+        Largest queue length a server can hold (``>= 2``); RuntimeError if
+        exceeded.
+
+    Returns
+    -------
+    TasksResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument, naming it.
+    RuntimeError
+        If a queue would exceed ``levels``.
+
+    Examples
+    --------
+    >>> r = simulate_tasks(1, 0.5, t_end=2000.0, burn_in=50.0, seed=1)
+    >>> abs(r.p_wait - 0.5) < 0.05       # M/M/1 at ρ = 0.5
+    True
+    """
+    n = _check_n(n)
+    beta = _check_beta(beta, n)
+    t_end, burn_in = _check_times(t_end, burn_in)
+    batches = _check_int("batches", batches, 2)
+    max_waits = _check_int("max_waits", max_waits, 0)
+    levels = _check_int("levels", levels, 2)
+    X0 = np.zeros(n, np.int64)
+    if initial is not None:
+        q = np.asarray(initial)
+        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
+            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
+        if q.size >= levels:
+            raise ValueError(f"initial has {q.size} levels, needs levels > {q.size}, "
+                             f"got levels = {levels}")
+        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
+            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        for qi in q:
+            X0[:int(qi)] += 1
+    seed32, entropy = _seed32(seed)
+    lam = n - beta * math.sqrt(n)
+    w0 = time.perf_counter()
+    tk, ti, rec, events, overflow, X = _tasks_kernel(
+        seed32, n, lam, t_end, burn_in, X0, levels + 1, batches, max_waits)
+    wall = time.perf_counter() - w0
+    if overflow:
+        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+    blen = (t_end - burn_in) / batches
+    arr, wt = tk[:, 0].sum(), tk[:, 1].sum()
+    nan = float("nan")
+    tavg = ti.sum(axis=0) / (t_end - burn_in)
+    return TasksResult(
+        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        arrivals=int(arr), waiting=int(wt),
+        p_wait=float(wt / arr) if arr else nan,
+        mean_wait=float(tk[:, 2].sum() / arr) if arr else nan,
+        mean_response=float(tk[:, 3].sum() / arr) if arr else nan,
+        mean_wait_given_wait=float(tk[:, 2].sum() / wt) if wt else nan,
+        mean_tasks=float(tavg[0]), mean_waiting=float(tavg[1]), p_full=float(tavg[2]),
+        mean_q2=float(tavg[3]), mean_q3=float(tavg[4]),
+        batch_tasks=tk, batch_time=ti, batch_length=blen,
+        wait_arrival=rec[:, 0].copy(), wait_ahead=rec[:, 1].astype(np.int64),
+        wait_time=rec[:, 2].copy(), wait_response=rec[:, 3].copy(),
+        final=X, events=int(events), wall_time=wall, seed=_seed_record(seed, entropy))
+
+
+def thinned_waits(result):
+    """Waits of waiting tasks thinned so that they are independent given their aheads.
+
+    Keep a waiting task when it arrives after the previously kept task
+    started service (greedy, in order of arrival).  The wait of a task that
+    finds ``k`` tasks ahead is the residual service of the task in service
+    plus ``k − 1`` full services, all started or drawn after its arrival, so
+    by memorylessness it is Gamma(k, 1) given everything up to its arrival
+    time, and the waits of the earlier kept tasks are known by then.  So
+    ``U_i = G_{k_i}(W_i)`` (``G_k`` the Gamma(k, 1) distribution function,
+    ``scipy.stats.gamma.cdf(waits, ahead)``) is Uniform(0, 1) and
+    independent of ``U_1, …, U_{i−1}``: the ``U_i`` are an i.i.d. uniform
+    sample, exactly, at every ``n``.
+
+    Parameters
+    ----------
+    result : TasksResult
+        A run of :func:`simulate_tasks` (its recorded waiting tasks).
+
+    Returns
+    -------
+    waits, ahead : ndarray
+        The kept waits and the number of tasks ahead of each.
+    """
+    if not isinstance(result, TasksResult):
+        raise TypeError(f"result must be a TasksResult, got {type(result).__name__}")
+    a, w = result.wait_arrival, result.wait_time
+    keep = np.zeros(a.size, bool)
+    free = -np.inf
+    for i in range(a.size):
+        if a[i] > free:
+            keep[i] = True
+            free = a[i] + w[i]
+    return w[keep].copy(), result.wait_ahead[keep].copy()

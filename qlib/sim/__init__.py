@@ -1,0 +1,17 @@
+"""Exact event-driven simulation of JSQ on sparse (resampled) graphs.
+
+Modules, from the bottom up: :mod:`~qlib.sim.rng` (random streams),
+:mod:`~qlib.sim.service` (service-time laws), :mod:`~qlib.sim.kernel` (the
+exponential-service kernel), :mod:`~qlib.sim.result` (what a run returns),
+:mod:`~qlib.sim.start` (argument checks and start states),
+:mod:`~qlib.sim.general` (the general-service kernel), :mod:`~qlib.sim.run`
+(:func:`simulate`) and :mod:`~qlib.sim.replicate` (:func:`replicate`).
+"""
+from qlib.sim.result import ReplicationResult, SimulationResult
+from qlib.sim.general import GeneralSimulationResult, simulate_general
+from qlib.sim.run import simulate
+from qlib.sim.replicate import replicate
+from qlib.sim import service
+
+__all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult",
+           "simulate_general", "GeneralSimulationResult", "service"]

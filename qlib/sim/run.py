@@ -1,0 +1,180 @@
+"""simulate: one exact event-driven run of JSQ on a (resampled) graph, dispatched to the exponential or the general-service kernel."""
+from __future__ import annotations
+
+import math
+import time
+import numpy as np
+
+from qlib.sim.general import simulate_general
+from qlib.sim.service import check_law
+from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
+from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.start import _check_args, _grow, _initial, _seed
+
+__all__ = ['simulate']
+
+
+# ------------------------------------------------------------ simulate ----
+def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
+             levels=None, record_dt=None, initial=None, progress=False,
+             batches=None, service=None, record_response=False):
+    """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
+
+    Parameters
+    ----------
+    graph : qlib.graphs.Graph
+        Base graph on positions ``0..n-1``.
+    lam : float
+        Arrival rate per server (total ``lam * n``), ``0 < lam``; ``lam >= 1``
+        only with ``burn_in = 0`` (a transient run) and with a warning.
+    mu : float
+        Total rate of the Poisson resampling epochs, ``0 <= mu <= inf``;
+        ``0``: static graph, ``inf``: a fresh permutation before each arrival.
+    t_end : float
+        End of the run, ``t_end > burn_in``.
+    burn_in : float
+        Time averages are over ``[burn_in, t_end]``.
+    seed : None, int >= 0 or numpy.random.SeedSequence
+        Same seed, same result, bit for bit.
+    levels : int, optional
+        Number of queue-length levels tracked at the start (default: enough
+        for ``initial``); levels grow automatically when a queue reaches the
+        top, so nothing is truncated.  The returned arrays have at least
+        ``levels + 1`` entries.
+    record_dt : float, optional
+        Record the occupancy on the grid ``0, record_dt, ... <= t_end``.
+    initial : array_like, optional
+        Either per-server queue lengths (integer array of length n; server s
+        at position s) or an occupancy vector (float, q[0] = 1,
+        non-increasing: round(n q(i)) servers get at least i tasks).
+        Default: empty.
+    progress : bool
+        Show a tqdm progress bar (the run is cut into time slices; the
+        result does not depend on it).
+    batches : int, optional
+        Default: the batch length follows the correlation length measured
+        on the run (see ``occupancy_se``), and a ``RuntimeWarning`` says when
+        the run is too short. An int >= 2 forces that many equal batches
+        (no check that they are long enough).
+    service : None, "exp" or qlib.service.ServiceLaw
+        None or "exp": Exp(1) services, this module's kernel (unchanged).
+        A law of :mod:`qlib.service`: FIFO servers, service times drawn
+        from it at the start of service (``qlib._general.simulate_general``,
+        which returns a ``GeneralSimulationResult``).
+    record_response : bool
+        Also return every task's measured response time (runs the
+        general-service kernel, with Exp(1) services when ``service`` is
+        None or "exp").
+
+    Returns
+    -------
+    SimulationResult
+    """
+    if service is not None or record_response is not False:
+        if check_law(service) is not None or record_response is not False:
+            return simulate_general(
+                graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                levels=levels, record_dt=record_dt, initial=initial,
+                progress=progress, batches=batches, service=service,
+                record_response=record_response)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
+                                          batches)
+    batches = None if batches is None else int(batches)
+    n = graph.n
+    X = _initial(initial, n)
+    ss, seed_out = _seed(seed)
+    rs = ss.generate_state(8, np.uint64)   # two xoshiro streams
+    for k in (0, 4):
+        if not rs[k:k + 4].any():  # xoshiro's one forbidden state
+            rs[k] = np.uint64(1)
+    xmax = int(X.max())
+    if levels is not None:
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+            raise TypeError("levels must be an int")
+        if levels < 1:
+            raise ValueError(f"levels must be >= 1, got {levels}")
+    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+    if record_dt is not None:
+        record_dt = float(record_dt)
+        if not (record_dt > 0 and np.isfinite(record_dt)):
+            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    else:
+        nrec, record_dt = 0, 1.0
+    mu_inf = bool(np.isinf(mu))
+    indptr = np.ascontiguousarray(graph.indptr, np.int64)
+    indices = np.ascontiguousarray(graph.indices, np.int64)
+    maxdeg = int(np.diff(indptr).max()) if n else 0
+
+    Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
+    # 24 bytes per server: the lazy permutation's positions P ((stamp,
+    # server) packed in an int64) and one 16-byte record per index holding
+    # its slot A (packed likewise) and the queue length X of that server: a
+    # fresh look-up reads slot j and, mostly, server j, in one cache line
+    XA = np.empty((n, 2), np.int64)
+    XA[:, 0] = -1
+    XA[:, 1] = X
+    A, X = XA[:, 0], XA[:, 1]
+    P = np.full(n, -1, np.int64)
+    # the window is cut into nfine short slices; the batches of the standard
+    # errors are groups of slices, sized from the measured correlation length
+    nfine = _FINE if batches is None else batches
+    integ = np.zeros((nfine + 1, K + 1))
+    last = np.zeros(K + 1)
+    rsum = np.zeros(nfine + 1)
+    rcnt = np.zeros(nfine + 1)
+    paths = np.zeros((nrec, K + 1))
+    cand = np.empty(maxdeg + 1, np.int64)
+    fs = np.zeros(2)
+    st = np.zeros(_NST, np.int64)
+    st[_BATCH] = -1
+    D = _depth(n)   # the pipeline's ring of drawn events
+    bt, bk, bu = np.zeros(D), np.zeros(D, np.int64), np.zeros((D, maxdeg + 2))
+
+    if progress:
+        from tqdm.auto import tqdm
+        nslices = 100
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate n={n}")
+    else:
+        nslices = 1
+        bar = None
+    w0 = time.perf_counter()
+    try:
+        for j in range(1, nslices + 1):
+            slice_end = t_end if j == nslices else t_end * j / nslices
+            while True:
+                code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
+                               burn_in, nfine, slice_end, record_dt, nrec,
+                               X, Q, P, A, rs, integ, last, rsum, rcnt,
+                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu)
+                if code == 0:
+                    break
+                K = 2 * K  # a queue reached the top level: track more
+                Q = _grow(Q, K + 1)
+                integ = _grow(integ, K + 1)
+                last = _grow(last, K + 1)
+                paths = _grow(paths, K + 1)
+            if bar is not None:
+                bar.update(slice_end - bar.n)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - w0
+
+    blen = (t_end - burn_in) / nfine
+    occ_f = integ[:nfine] / (n * blen)
+    occ = occ_f.mean(axis=0)
+    nz = np.nonzero(occ > 0)[0]
+    top = int(nz[-1]) + 2 if nz.size else 2
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
+    return SimulationResult(
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
+        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
+        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
+        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        **fields)

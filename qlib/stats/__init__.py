@@ -1,0 +1,41 @@
+"""Honest error bars: the statistics every chapter's checks use.
+
+One home for the conventions of the book:
+
+* **Independent replications** give a Student-t interval with ``r − 1``
+  degrees of freedom (:func:`replication_ci`). A normal quantile over a
+  handful of replications is wrong: ``t_3`` at 99.9 % is 12.9, not 3.3.
+* **Time averages of one path** get their standard error from batch means
+  whose batch length is many times the path's *measured* integrated
+  autocorrelation time (:func:`iat`, :func:`batch_means`). The lag-1
+  correlation of the batch means is returned and tested.
+* **Families of checks** are tested together at a family-wise level
+  (Bonferroni or Holm) with t quantiles (:func:`simultaneous`).
+* Every check reports the **smallest deviation it could detect** with 80 %
+  power (:func:`detectable`), so a reader can see that it could have failed.
+* Burn-in is **tested, not guessed** (:func:`burn_in_check`).
+* Rates are fitted on log-log axes with weights and a standard error
+  (:func:`loglog_slope`).
+
+Conventions
+-----------
+The integrated autocorrelation time follows Sokal: for a stationary process
+with autocorrelation ``ρ(t)``, ``τ_int = ∫_0^∞ ρ(t) dt`` (in discrete time
+with step ``dt``: ``dt·(1/2 + Σ_{k≥1} ρ_k)``), so that the variance of a time
+average over a window of length ``T ≫ τ_int`` is ``2 τ_int σ² / T``. For the
+queue length of an M/M/1 queue at load ``ρ`` it is ``(1 + ρ)/(1 − ρ)²``
+(190 at ``ρ = 0.9``); for an AR(1) process with coefficient ``φ`` sampled at
+unit steps it is ``(1 + φ) / (2 (1 − φ))``.
+
+Modules: :mod:`qlib.stats.intervals` (t intervals, families, detectable
+deviations, sample sizes, log-log fits), :mod:`qlib.stats.batch` (correlation
+lengths and batch means), :mod:`qlib.stats.burn_in` (burn-in tests).
+"""
+from qlib.stats.intervals import (Family, LogLogFit, ReplicationCI, detectable,  # noqa: F401
+                                  loglog_slope, replication_ci, simultaneous, t_quantile)
+from qlib.stats.batch import BatchMeans, batch_means, iat, lag1_threshold, _lag1  # noqa: F401
+from qlib.stats.burn_in import BurnIn, burn_in_check  # noqa: F401
+
+__all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
+           "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
+           "burn_in_check", "BurnIn", "t_quantile", "lag1_threshold"]

@@ -1,0 +1,128 @@
+"""Burn-in tests: does the start still show in the measurement window?"""
+from __future__ import annotations
+
+import numpy as np
+from dataclasses import dataclass
+from scipy import stats as _st
+
+from qlib.stats.intervals import _as_float_array, _check_dt, _check_level, _scalar, detectable, replication_ci, t_quantile
+from qlib.stats.batch import _iat_and_length, batch_means
+
+__all__ = ['burn_in_check', 'BurnIn']
+
+
+# ---------------------------------------------------------------- burn-in
+
+@dataclass(frozen=True)
+class BurnIn:
+    """First half against second half of the measurement window.
+
+    Attributes
+    ----------
+    diff, se, df : float or ndarray
+        Mean of the first half minus mean of the second half, its s.e. and
+        degrees of freedom.
+    t, p : float or ndarray
+        Test statistic and two-sided p-value.
+    crit : float
+        Critical value at the family level (Bonferroni over the columns).
+    final_half_width : float or ndarray
+        Half-width of the interval of the whole window (the one the chapter
+        reports); the leftover bias is judged against it.
+    detectable : float or ndarray
+        Smallest first-vs-second-half difference detected with 80 % power.
+    passed : bool
+        No column's halves differ significantly.
+    """
+
+    diff: object
+    se: object
+    df: object
+    t: object
+    p: object
+    crit: float
+    final_half_width: object
+    detectable: object
+    passed: bool
+
+    def report(self, name="burn-in"):
+        """One line to print next to the check."""
+        d = np.atleast_1d(self.diff)
+        return (f"{name}: first - second half = {float(np.max(np.abs(d))):.3g} (largest), "
+                f"worst |t| = {float(np.max(np.abs(np.atleast_1d(self.t)))):.2f} vs "
+                f"{self.crit:.2f}; detectable {float(np.max(np.atleast_1d(self.detectable))):.3g}, "
+                f"final half-width {float(np.max(np.atleast_1d(self.final_half_width))):.3g}; "
+                f"{'passed' if self.passed else 'FAILED'}")
+
+    def __str__(self):
+        return self.report()
+
+
+def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, **batch_kw):
+    """Test that the first and second halves of the measurement window agree.
+
+    A burn-in that is too short leaves a trend in the window: the first half
+    is further from equilibrium than the second. The check fails when the
+    difference of the two half-window means is significant at ``1 − level``
+    (Bonferroni over columns).
+
+    Parameters
+    ----------
+    path : array_like
+        Either one path, shape (N,) or (N, m) (time on axis 0; each half gets
+        batch-means errors, :func:`batch_means`), or, with
+        ``replications=True``, independent replications of shape (r, N) or
+        (r, N, m) (the paired half difference is tested with ``r − 1``
+        degrees of freedom, the recommended form).
+    dt : float, default 1.0
+        Time between samples.
+    replications : bool, default False
+        Whether axis 0 indexes independent replications.
+    level : float, default 0.95
+        Family-wise level of the test.
+    **batch_kw
+        Passed to :func:`batch_means` for a single path.
+
+    Returns
+    -------
+    BurnIn
+    """
+    level = _check_level(level)
+    dt = _check_dt(dt)
+    if replications:
+        a = np.asarray(path, dtype=float)
+        if a.ndim not in (2, 3) or a.shape[0] < 2 or a.shape[1] < 2:
+            raise ValueError("with replications=True, path must have shape (r >= 2, N >= 2[, m])")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("path must be finite (no nan/inf)")
+        h = a.shape[1] // 2
+        d = a[:, :h].mean(axis=1) - a[:, a.shape[1] - h:].mean(axis=1)
+        ci = replication_ci(d, level)
+        full = replication_ci(a.mean(axis=1), level)
+        diff, se, df, fhw = ci.mean, ci.se, ci.df, full.half_width
+    else:
+        a = _as_float_array(path, "path", min_len=8)
+        h = a.shape[0] // 2
+        tau = batch_kw.pop("tau", None)
+        if tau is None:
+            # measured on the second half: a trend in the first would inflate it
+            taus, lens = _iat_and_length(a[a.shape[0] - h:].reshape(h, -1), dt)
+            tau = float(max(taus.max(), lens.max()))
+        kw = dict(level=level, tau=tau, check=False, **batch_kw)
+        b1 = batch_means(a[:h], dt, **kw)
+        b2 = batch_means(a[a.shape[0] - h:], dt, **kw)
+        full = batch_means(a, dt, **kw)
+        diff = b1.mean - b2.mean
+        se = np.sqrt(b1.se ** 2 + b2.se ** 2)
+        df = min(b1.df, b2.df)
+        fhw = full.half_width
+    se_a = np.maximum(np.atleast_1d(np.asarray(se, dtype=float)), 1e-300)
+    m = se_a.size
+    t = np.atleast_1d(diff) / se_a
+    p = 2 * _st.t.sf(np.abs(t), df)
+    crit = float(t_quantile(1 - (1 - level) / (2 * m), df))
+    det = detectable(se_a, df, m, level)
+    passed = bool(np.all(np.abs(t) <= crit))
+    return BurnIn(diff, se, df, _scalar(t) if m > 1 else float(t[0]),
+                  _scalar(p) if m > 1 else float(p[0]), crit, fhw,
+                  det if m > 1 else float(np.atleast_1d(det)[0]), passed)
