@@ -408,8 +408,8 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches)
     batches = None if batches is None else int(batches)
     n = graph.n
-    X = _initial(initial, n)
     ss, seed_out = _seed(seed)
+    X = _initial(initial, n, ss)
     rs = ss.generate_state(4, np.uint64)
     if not rs.any():
         rs[0] = np.uint64(1)

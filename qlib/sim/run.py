@@ -46,7 +46,9 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     initial : array_like, optional
         Either per-server queue lengths (integer array of length n; server s
         at position s) or an occupancy vector (float, q[0] = 1,
-        non-increasing: round(n q(i)) servers get at least i tasks).
+        non-increasing: round(n q(i)) servers get at least i tasks, the
+        servers chosen by a uniform random permutation drawn from ``seed``,
+        so each replication of :func:`replicate` has its own start).
         Default: empty.
     progress : bool
         Show a tqdm progress bar (the run is cut into time slices; the
@@ -81,8 +83,8 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                                           batches)
     batches = None if batches is None else int(batches)
     n = graph.n
-    X = _initial(initial, n)
     ss, seed_out = _seed(seed)
+    X = _initial(initial, n, ss)
     rs = ss.generate_state(8, np.uint64)   # two xoshiro streams
     for k in (0, 4):
         if not rs[k:k + 4].any():  # xoshiro's one forbidden state

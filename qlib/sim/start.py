@@ -8,7 +8,18 @@ from qlib.graphs import Graph
 __all__ = []
 
 
-def _initial(initial, n):
+def _initial(initial, n, seed=None):
+    """The start state as queue lengths by server.
+
+    ``initial`` is None (empty), integer queue lengths by server (used as
+    given), or an occupancy vector ``q`` (``q[0] = 1``, non-increasing): then
+    ``round(n q(i))`` servers hold at least ``i`` tasks, and which servers
+    hold which load is a uniform random permutation drawn from ``seed`` (a
+    ``numpy.random.SeedSequence``; a child stream, so the kernel's own
+    streams are unchanged). With ``seed=None`` the loads are sorted by server
+    index, which at ``mu = 0`` lays them out contiguously along the positions
+    (an atypical start): the simulators always pass their seed.
+    """
     if initial is None:
         return np.zeros(n, np.int64)
     a = np.asarray(initial)
@@ -38,6 +49,12 @@ def _initial(initial, n):
     X = np.zeros(n, np.int64)
     for i in range(1, cnt.size):
         X[:cnt[i]] = i
+    if seed is not None:
+        # a stream of its own (spawn key off the kernel's), so that runs of
+        # one seed are reproducible and the runs of replicate independent
+        start = np.random.SeedSequence(seed.entropy,
+                                       spawn_key=tuple(seed.spawn_key) + (0x5747,))
+        X = np.random.default_rng(start).permutation(X)
     return X
 
 
