@@ -1,0 +1,163 @@
+"""The shape of the library: a package tree without import cycles.
+
+* every module's imports of other qlib modules (module level and inside
+  functions, read with ``ast``) form a graph without cycles, and each module
+  imports cleanly on its own in a fresh interpreter;
+* no module is much past 600 lines, and each says its one idea in its
+  docstring's first line;
+* the old flat paths (``qlib.heavy_traffic``, ``qlib.fluid``, ...) still work,
+  give the same objects as the new ones, and warn.
+"""
+import ast
+import importlib
+import pkgutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import qlib
+
+ROOT = Path(qlib.__file__).resolve().parent
+OLD = {  # old path -> (new module, a name that must be the same object)
+    "qlib.heavy_traffic": ("qlib.halfin_whitt", "stationary_jsq"),
+    "qlib.ou_stationary": ("qlib.halfin_whitt.stationary", "ou_stationary"),
+    "qlib.tasks": ("qlib.halfin_whitt.tasks", "simulate_tasks"),
+    "qlib.finite_n": ("qlib.meanfield.refined", "refined"),
+    "qlib.fluid": ("qlib.meanfield.fluid", "equilibrium"),
+    "qlib.degrees": ("qlib.meanfield.degrees", "DegreeDistribution"),
+    "qlib.cavity": ("qlib.meanfield.cavity", "cavity"),
+    "qlib.service": ("qlib.sim.service", "erlang"),
+    "qlib.simulate": ("qlib.sim", "replicate"),
+    "qlib._general": ("qlib.sim.general", "simulate_general"),
+}
+SHIMS = {m.removeprefix("qlib.") for m in OLD}
+
+
+def modules():
+    """Every module of the tree (private ones included), shims excluded."""
+    out = {"qlib": ROOT / "__init__.py"}
+    for m in pkgutil.walk_packages(qlib.__path__, "qlib."):
+        if m.name.removeprefix("qlib.") in SHIMS or m.name == "qlib._compat":
+            continue
+        rel = m.name.removeprefix("qlib.").replace(".", "/")
+        path = ROOT / rel / "__init__.py" if m.ispkg else ROOT / f"{rel}.py"
+        out[m.name] = path
+    return out
+
+
+def imports_of(name, path, known):
+    """The qlib modules that ``name`` imports (at any depth of its code)."""
+    tree = ast.parse(path.read_text())
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = pkg.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            # importing a package's own submodules from its __init__ is the
+            # re-export, not a dependency of the floors below on it
+            if t and t != name and not (t == "qlib" and name != "qlib"):
+                found.add(t)
+    return found
+
+
+def test_no_import_cycle():
+    mods = modules()
+    graph = {m: imports_of(m, p, mods) for m, p in mods.items()}
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == "open":
+                cycle = stack[stack.index(d):] + [d]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_the_check_finds_a_cycle(tmp_path):
+    # the walk above would see a cycle: a -> b -> a
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from qlib.b import x\n")
+    b.write_text("def f():\n    from qlib.a import y\n")
+    known = {"qlib.a": a, "qlib.b": b}
+    assert imports_of("qlib.a", a, known) == {"qlib.b"}
+    assert imports_of("qlib.b", b, known) == {"qlib.a"}
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_module_imports_alone(name):
+    out = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", f"import {name}"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_module_is_small_and_says_its_idea(name):
+    path = modules()[name]
+    lines = path.read_text().count("\n")
+    assert lines <= 650, f"{name} has {lines} lines: split it (about 600 at most)"
+    doc = ast.get_docstring(ast.parse(path.read_text()))
+    assert doc and doc.splitlines()[0].strip(), f"{name}: the docstring's first line says its idea"
+
+
+@pytest.mark.parametrize("old", sorted(OLD))
+def test_old_path_works_and_warns(old):
+    new, name = OLD[old]
+    code = (f"import warnings, importlib\n"
+            f"with warnings.catch_warnings(record=True) as w:\n"
+            f"    warnings.simplefilter('always')\n"
+            f"    old = importlib.import_module({old!r})\n"
+            f"new = importlib.import_module({new!r})\n"
+            f"assert getattr(old, {name!r}) is getattr(new, {name!r})\n"
+            f"assert any(issubclass(x.category, DeprecationWarning) and {new!r} in str(x.message) for x in w), w\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_from_qlib_import_old_module_warns():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        mod = qlib.__getattr__("finite_n")
+    assert mod.refined is importlib.import_module("qlib.meanfield.refined").refined
+    assert any(issubclass(x.category, DeprecationWarning) for x in w) or "qlib.finite_n" in sys.modules
+
+
+def test_simulate_stays_callable_after_the_old_module_is_imported():
+    code = ("import warnings; warnings.simplefilter('ignore')\n"
+            "import qlib, qlib.simulate\n"
+            "from qlib.simulate import replicate\n"
+            "r = qlib.simulate(qlib.graphs.ring(20), 0.5, t_end=50.0, seed=1)\n"
+            "assert r.arrivals > 0\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_new_modules_do_not_import_old_paths():
+    mods = modules()
+    for name, path in mods.items():
+        bad = {m for m in imports_of(name, path, set(mods) | {f"qlib.{s}" for s in SHIMS})
+               if m.removeprefix("qlib.") in SHIMS}
+        assert not bad, f"{name} imports the old path(s) {sorted(bad)}"
