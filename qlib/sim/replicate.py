@@ -17,7 +17,7 @@ __all__ = ['replicate']
 
 
 def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
-              **simulate_kwargs):
+              interleave=False, **simulate_kwargs):
     """Independent replications of :func:`simulate`, in parallel threads.
 
     Parameters
@@ -32,6 +32,14 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     n_jobs : int, optional
         Number of threads (the kernel releases the GIL); default
         ``min(R, os.cpu_count())``.
+    interleave : bool
+        Run the replications of each thread in groups, each group advanced
+        by one interleaved loop (:mod:`qlib.sim.interleave`).  Every run,
+        and hence the result, is bit for bit the same as without (only
+        ``wall_time`` differs); it changes speed only, and only for
+        exponential services without ``record_response`` (otherwise the
+        runs go one by one as usual).  Default False: it is not faster at
+        every n (``benchmarks/simulate_results.json``, key ``interleave``).
     **simulate_kwargs
         Passed to :func:`simulate` (``t_end`` is required; ``progress=True``
         shows one bar over the replications).
@@ -52,6 +60,8 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         raise TypeError("n_jobs must be an int or None")
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    if not isinstance(interleave, bool):
+        raise TypeError(f"interleave must be True or False, got {interleave!r}")
     if "seed" in simulate_kwargs:
         raise TypeError("pass the root seed as seed=")
     progress = bool(simulate_kwargs.pop("progress", False))
@@ -64,7 +74,7 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         warnings.simplefilter("ignore", RuntimeWarning)
         _check_args(graph, lam, mu, simulate_kwargs["t_end"],
                     simulate_kwargs.get("burn_in", 0.0),
-                    simulate_kwargs.get("batches", None))
+                    simulate_kwargs.get("batches", None), simulate_kwargs.get("allow_unstable", False))
     if float(lam) >= 1:
         warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
                       "transient over [0, t_end] is meaningful",
@@ -83,7 +93,10 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         from tqdm.auto import tqdm
         bar = tqdm(total=R, unit="run", desc="replicate")
     try:
-        if n_jobs == 1:
+        if interleave and _interleavable(simulate_kwargs):
+            results = _interleaved(graph, lam, mu, children, int(n_jobs), bar,
+                                   simulate_kwargs)
+        elif n_jobs == 1:
             results = []
             for c in children:
                 results.append(one(c))
@@ -100,6 +113,7 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     finally:
         if bar is not None:
             bar.close()
+    results = list(results)
     from scipy.stats import t as student_t
     L = max(r.occupancy.size for r in results)
     occ = np.zeros((R, L))
@@ -118,3 +132,55 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
         seed=seed_out, results=tuple(results),
         wall_time=time.perf_counter() - w0)
+
+
+# the keywords of simulate that the interleaved loop takes (anything else,
+# a service law or record_response, runs the lone path)
+_INTERLEAVED = {"t_end", "burn_in", "levels", "record_dt", "initial", "batches"}
+
+
+def _interleavable(kw):
+    if kw.get("service") not in (None, "exp") or kw.get("record_response", False) is not False:
+        return False
+    return set(kw) - {"service", "record_response"} <= _INTERLEAVED
+
+
+def _group_size(n, per_job):
+    """Replications in one interleaved group: at most 16, at most the
+    thread's share, and at most 2**28 bytes (256 MiB) of per-run state
+    (24 bytes per server) in a group."""
+    return max(1, min(16, per_job, (2**28) // (24 * max(n, 1))))
+
+
+def _interleaved(graph, lam, mu, children, n_jobs, bar, kw):
+    """The replications in groups (:func:`_group_size`), each group one
+    interleaved loop, the groups spread over ``n_jobs`` threads; results in
+    the order of ``children``."""
+    from qlib.sim.interleave import simulate_interleaved
+    kw = {k: v for k, v in kw.items() if k in _INTERLEAVED}
+    R = len(children)
+    G = _group_size(graph.n, -(-R // n_jobs))
+    groups = [list(range(a, min(a + G, R))) for a in range(0, R, G)]
+    results = [None] * R
+
+    def run(idx):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return simulate_interleaved(graph, lam, mu, seeds=[children[i] for i in idx],
+                                        **kw)
+
+    if n_jobs == 1 or len(groups) == 1:
+        outs = map(run, groups)
+    else:
+        ex = ThreadPoolExecutor(max_workers=min(n_jobs, len(groups)))
+        outs = ex.map(run, groups)
+    try:
+        for idx, out in zip(groups, outs):
+            for i, r in zip(idx, out):
+                results[i] = r
+            if bar is not None:
+                bar.update(len(idx))
+    finally:
+        if n_jobs != 1 and len(groups) != 1:
+            ex.shutdown()
+    return results

@@ -1,0 +1,486 @@
+"""Interleaved replications: one loop advances R independent runs of the same model.
+
+:func:`replicate` spends its time in many independent runs of one model on
+one graph.  :func:`simulate_interleaved` runs a group of them in one jitted
+loop: a round robin over the replications, each visit running ``block``
+events of one replication with its own pipeline (the drawn-ahead ring of
+:mod:`qlib.sim.kernel`), so the cache lines that replication ``r``'s next
+events need are asked for while the other replications run.  Each
+replication has its own arrays (queues, lazy permutation, level integrals,
+xoshiro streams, ring) and the visit is the exponential kernel's body
+verbatim (``_chunk``), cut only where all state is in the arrays, as at the
+slice ends of ``progress=True``.  So every replication's random stream and
+path, and every field of its result but ``wall_time``, are bit for bit what
+:func:`qlib.sim.simulate` returns for the same seed alone
+(``tests/test_interleave.py``); interleaving changes speed only.
+
+Memory: a group of G replications holds G copies of the 24-byte-per-server
+state, so :func:`replicate` groups at most ``_group_size(n, ...)``
+replications together.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import numba
+import numpy as np
+
+from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS, _H0,
+                             _H1, _IREC, _KC, _NST, _RES, _depth, _exp1, _prefetch,
+                             _place, _place_local, _step)
+from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.start import _check_args, _grow, _initial, _seed
+
+__all__ = ['simulate_interleaved']
+
+# whether the start state is drawn from the run's seed (an occupancy vector
+# as ``initial``: which servers carry the load), as simulate does
+_SEEDED_START = len(inspect.signature(_initial).parameters) >= 3
+
+_LOW = np.int64(0xFFFFFFFF)
+_HI = np.int64(32)
+
+
+@numba.njit(cache=True, nogil=True)
+def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
+           slice_end, rec_dt, nrec, X, Q, P, A, rs, integ, last, rsum,
+           rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, K, ec_stop,
+           lslot, lval, lpos, lsrv):
+    """One visit of the interleaved loop to one replication: the body of
+    :func:`qlib.sim.kernel._kernel` verbatim, except that the tracked top
+    level ``K`` is passed in (the level arrays of all replications share
+    one allocated width ``>= K + 1``), the scratch maps of mu = inf are
+    passed in, and the visit also stops, with code 2, at the top of the
+    loop once ``ec`` (events run from the ring) reaches ``ec_stop`` -- a
+    point where all state is in the arrays, as at a slice end, so where the
+    visits are cut changes no bit."""
+    D = bt.shape[0]
+    mask = D - 1
+    D1 = max((2 * D) // 3, 1)   # stream 2 draws this far ahead
+    D2 = D // 3                 # the servers' lines are asked for this far ahead
+    pf = D > 1
+    epoch = st[_EPOCH]
+    kc = st[_KC]
+    events = st[_EVENTS]
+    resamples = st[_RES]
+    arrivals = st[_ARR]
+    departures = st[_DEP]
+    batch = st[_BATCH]
+    irec = st[_IREC]
+    h0 = st[_H0]
+    h1 = st[_H1]
+    ec = st[_EC]
+    t = fs[0]
+    td = fs[1]
+    s0, s1, s2, s3 = rs[0], rs[1], rs[2], rs[3]
+    r0, r1, r2, r3 = rs[4], rs[5], rs[6], rs[7]
+    lamn = lam * n
+    inv_lam = 1.0 / lam
+    murate = 0.0 if mu_inf else mu
+    R = lamn + n + murate
+    inv_R = 1.0 / R
+    looks = mu > 0.0        # mu = 0: the identity placement, no draws
+    # mu = inf: each arrival sees a fresh permutation, so its Fisher–Yates
+    # steps and placed positions live in small local maps instead of A and P
+    # (the same servers from the same draws, without their memory traffic)
+    m = cand.shape[0]
+    local = mu_inf and m <= 16
+    blen = (t_end - burn_in) / nbatch
+    # row of integ/rsum/rcnt that the current time belongs to; row nbatch
+    # collects the burn-in and is discarded
+    row = batch if batch >= 0 else nbatch
+    if batch < 0:
+        nextb = burn_in
+    elif batch < nbatch - 1:
+        nextb = burn_in + (batch + 1) * blen
+    else:
+        nextb = t_end
+    code = 0
+    while True:
+        if ec >= ec_stop:    # this visit's budget: back to the round robin
+            code = 2
+            break
+        # stage 0, event ec + D: stream 1; ask for its first lines
+        while h0 < ec + D:
+            sl = h0 & mask
+            e, s0, s1, s2, s3 = _exp1(s0, s1, s2, s3)
+            td += e * inv_R
+            bt[sl] = td
+            u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+            x = u * R
+            if x < lamn:
+                # arrival at a uniform position v (x / lam is uniform on [0, n))
+                v = np.int64(x * inv_lam)
+                if v >= n:
+                    v = n - 1
+                bk[sl] = v
+                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+                bu[sl, 0] = u
+                if pf:
+                    _prefetch(indptr, v)
+                    if looks and not local:
+                        _prefetch(P, v)
+                    else:
+                        _prefetch(X, v)
+            elif x < lamn + n:
+                j = np.int64(x - lamn)
+                if j >= n:
+                    j = n - 1
+                bk[sl] = n + j           # departure candidate: server j
+                if pf:
+                    _prefetch(X, j)
+            else:
+                bk[sl] = -1              # resampling epoch
+            h0 += 1
+        # stage 1, event ec + D1: stream 2; the neighbours and the slots
+        while h1 < ec + D1:
+            sl = h1 & mask
+            v = bk[sl]
+            if 0 <= v < n:
+                lo = indptr[v]
+                if pf:
+                    _prefetch(indices, lo)
+                if looks:
+                    for k in range(indptr[v + 1] - lo + 1):
+                        u, r0, r1, r2, r3 = _step(r0, r1, r2, r3)
+                        bu[sl, k + 1] = u
+                        if pf:
+                            j = min(np.int64(u * n), n - 1)
+                            if not local:
+                                _prefetch(A, j)
+                            _prefetch(X, j)   # the server, unless slot j moved
+            h1 += 1
+        # stage 2, event ec + D2: the servers' lines (prefetch only)
+        if D2 > 0:
+            sl = (ec + D2) & mask
+            v = bk[sl]
+            if 0 <= v < n:
+                lo = indptr[v]
+                hi = indptr[v + 1]
+                if not looks:
+                    for p in range(lo, hi):
+                        _prefetch(X, indices[p])
+                elif not mu_inf:
+                    # positions or slots already used in this epoch hold
+                    # another server: ask for its line
+                    for k in range(hi - lo + 1):
+                        w = v if k == 0 else indices[lo + k - 1]
+                        pw = P[w]
+                        if (pw >> _HI) == epoch:
+                            _prefetch(X, pw & _LOW)
+                        else:
+                            a = A[min(np.int64(bu[sl, k + 1] * n), n - 1)]
+                            if (a >> _HI) == epoch:
+                                _prefetch(X, a & _LOW)
+        # run event ec
+        sl = ec & mask
+        tnext = bt[sl]
+        stop = tnext >= slice_end
+        tstop = slice_end if stop else tnext
+        while irec < nrec and irec * rec_dt <= tstop:
+            for i in range(K + 1):
+                paths[irec, i] = Q[i] / n
+            irec += 1
+        while batch < nbatch and nextb <= tstop:
+            for i in range(K + 1):
+                integ[row, i] += Q[i] * (nextb - last[i])
+                last[i] = nextb
+            batch += 1
+            row = batch
+            if batch < nbatch - 1:
+                nextb = burn_in + (batch + 1) * blen
+            else:
+                nextb = t_end
+        if stop:
+            if slice_end >= t_end:
+                t = t_end
+            break
+        t = tnext
+        ec += 1
+        v = bk[sl]
+        if v >= n:
+            # departure candidate: a real departure if the server is busy
+            s = v - n
+            lv = X[s]
+            if lv == 0:
+                continue
+            integ[row, lv] += Q[lv] * (t - last[lv])
+            last[lv] = t
+            Q[lv] -= 1
+            X[s] = lv - 1
+            departures += 1
+        elif v >= 0:
+            if mu_inf:
+                epoch += 1
+                kc = 0
+                resamples += 1
+                if epoch > epoch_max:  # stamps would overflow: start afresh
+                    P[:] = -1
+                    A[:] = -1
+                    epoch = 1
+            lo = indptr[v]
+            if local:
+                s, kc = _place_local(v, bu[sl, 1], 0, n, lslot, lval, lpos, lsrv)
+            elif epoch == 0:
+                s = v
+            else:
+                s, kc = _place(v, bu[sl, 1], epoch, P, A, kc, n)
+            bx = X[s]
+            cand[0] = s
+            nt = 1
+            for p in range(lo, indptr[v + 1]):
+                w = indices[p]
+                if local:
+                    s, kc = _place_local(w, bu[sl, p - lo + 2], kc, n,
+                                         lslot, lval, lpos, lsrv)
+                elif epoch == 0:
+                    s = w
+                else:
+                    s, kc = _place(w, bu[sl, p - lo + 2], epoch, P, A, kc, n)
+                x = X[s]
+                if x < bx:
+                    bx = x
+                    cand[0] = s
+                    nt = 1
+                elif x == bx:
+                    cand[nt] = s
+                    nt += 1
+            if nt == 1:
+                s = cand[0]
+            else:
+                k = np.int64(bu[sl, 0] * nt)
+                if k >= nt:
+                    k = nt - 1
+                s = cand[k]
+            lv = bx + 1
+            integ[row, lv] += Q[lv] * (t - last[lv])
+            last[lv] = t
+            Q[lv] += 1
+            X[s] = lv
+            rsum[row] += lv
+            rcnt[row] += 1
+            arrivals += 1
+            if lv >= K:
+                code = 1
+        else:
+            # resampling epoch: a fresh uniform permutation, O(1)
+            epoch += 1
+            kc = 0
+            resamples += 1
+            if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                P[:] = -1
+                A[:] = -1
+                epoch = 1
+        events += 1
+        if code:
+            break
+    fs[0] = t
+    fs[1] = td
+    rs[0], rs[1], rs[2], rs[3] = s0, s1, s2, s3
+    rs[4], rs[5], rs[6], rs[7] = r0, r1, r2, r3
+    st[_EPOCH] = epoch
+    st[_KC] = kc
+    st[_EVENTS] = events
+    st[_RES] = resamples
+    st[_ARR] = arrivals
+    st[_DEP] = departures
+    st[_BATCH] = batch
+    st[_IREC] = irec
+    st[_H0] = h0
+    st[_H1] = h1
+    st[_EC] = ec
+    return code
+
+
+
+
+@numba.njit(cache=True, nogil=True)
+def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
+          nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths, cand, fs, st, kr,
+          done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv):
+    """Round robin over the replications not yet ``done``: ``block`` events
+    of each in turn (:func:`_chunk`), until every one reaches ``t_end``.
+
+    ``kr[r]`` is replication r's tracked top level (what ``K`` is alone);
+    when r's queue reaches it, it doubles, and when it outgrows the shared
+    width of the level arrays the loop returns 1 so that the caller widens
+    them (zeros, as alone) and calls again; 0 when all are done."""
+    R = XA.shape[0]
+    kal = Q.shape[1] - 1
+    left = 0
+    for r in range(R):
+        if done[r] == 0:
+            left += 1
+    while left > 0:
+        for r in range(R):
+            if done[r]:
+                continue
+            code = _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in,
+                          nbatch, t_end, rec_dt, nrec, XA[r, :, 1], Q[r], P[r],
+                          XA[r, :, 0], rs[r], integ[r], last[r], rsum[r],
+                          rcnt[r], paths[r], cand, fs[r], st[r], epoch_max,
+                          bt[r], bk[r], bu[r], kr[r], st[r, _EC] + block,
+                          lslot, lval, lpos, lsrv)
+            if code == 0:
+                done[r] = 1
+                left -= 1
+            elif code == 1:
+                kr[r] = 2 * kr[r]
+                if kr[r] > kal:
+                    return 1
+    return 0
+
+
+def _block(n):
+    """Events per visit: one visit's bookkeeping (about 40 loads and
+    stores of the replication's scalars, all in L1) is then a small part
+    of its cost."""
+    return 16
+
+
+def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
+                         levels=None, record_dt=None, initial=None,
+                         batches=None, depth=None, block=None):
+    """Independent runs of :func:`qlib.sim.simulate` (exponential services),
+    one per seed, advanced together in one interleaved loop.
+
+    Parameters
+    ----------
+    graph, lam, mu, t_end, burn_in, levels, record_dt, initial, batches
+        As for :func:`qlib.sim.simulate`, the same for every run.
+    seeds : sequence of (None, int >= 0 or numpy.random.SeedSequence)
+        One per run; run ``r`` returns what ``simulate(..., seed=seeds[r])``
+        returns, bit for bit (every field but ``wall_time``).
+    depth : int, optional
+        Pipeline depth of each run (a power of 2; default as alone,
+        :func:`qlib.sim.kernel._depth`).  Changes speed only.
+    block : int, optional
+        Events per visit of the round robin (default :func:`_block`).
+        Changes speed only.
+
+    Returns
+    -------
+    list of SimulationResult
+        ``wall_time`` is the loop's time divided by the number of runs.
+    """
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches)
+    batches = None if batches is None else int(batches)
+    seeds = list(seeds)
+    R = len(seeds)
+    if R < 1:
+        raise ValueError("seeds must hold at least one seed")
+    n = graph.n
+    rs = np.empty((R, 8), np.uint64)
+    seed_out, sss = [], []
+    for r, sd in enumerate(seeds):
+        ss, so = _seed(sd)
+        seed_out.append(so)
+        sss.append(ss)
+        rs[r] = ss.generate_state(8, np.uint64)   # two xoshiro streams
+        for k in (0, 4):
+            if not rs[r, k:k + 4].any():  # xoshiro's one forbidden state
+                rs[r, k] = np.uint64(1)
+    # the start state of run r, as simulate draws it (from its seed, where
+    # the start state takes one)
+    start = ((lambda r: _initial(initial, n, sss[r])) if _SEEDED_START
+             else (lambda r: _initial(initial, n)))
+    X0 = start(0)
+    if levels is not None:
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+            raise TypeError("levels must be an int")
+        if levels < 1:
+            raise ValueError(f"levels must be >= 1, got {levels}")
+    Ks = np.empty(R, np.int64)
+    if record_dt is not None:
+        record_dt = float(record_dt)
+        if not (record_dt > 0 and np.isfinite(record_dt)):
+            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    else:
+        nrec, record_dt = 0, 1.0
+    mu_inf = bool(np.isinf(mu))
+    indptr = np.ascontiguousarray(graph.indptr, np.int64)
+    indices = np.ascontiguousarray(graph.indices, np.int64)
+    maxdeg = int(np.diff(indptr).max()) if n else 0
+    if depth is None:
+        depth = _depth(n)
+    depth = int(depth)
+    if depth < 1 or depth & (depth - 1):
+        raise ValueError(f"depth must be a power of 2, got {depth}")
+    block = _block(n) if block is None else int(block)
+    if block < 1:
+        raise ValueError(f"block must be >= 1, got {block}")
+
+    XA = np.empty((R, n, 2), np.int64)   # per run: slot A and queue X, one record
+    XA[:, :, 0] = -1
+    for r in range(R):
+        X = X0 if r == 0 else start(r)
+        xmax = int(X.max())
+        Ks[r] = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+        XA[r, :, 1] = X
+    K = int(Ks.max())
+    Q = np.zeros((R, K + 1), np.int64)
+    for r in range(R):
+        Q[r, :Ks[r] + 1] = np.bincount(XA[r, :, 1], minlength=Ks[r] + 1)[::-1].cumsum()[::-1]
+    del X0, X
+    P = np.full((R, n), -1, np.int64)
+    nfine = _FINE if batches is None else batches
+    integ = np.zeros((R, nfine + 1, K + 1))
+    last = np.zeros((R, K + 1))
+    rsum = np.zeros((R, nfine + 1))
+    rcnt = np.zeros((R, nfine + 1))
+    paths = np.zeros((R, nrec, K + 1))
+    cand = np.empty(maxdeg + 1, np.int64)
+    m = maxdeg + 1
+    lslot, lval = np.empty(m, np.int64), np.empty(m, np.int64)
+    lpos, lsrv = np.empty(m, np.int64), np.empty(m, np.int64)
+    fs = np.zeros((R, 2))
+    st = np.zeros((R, _NST), np.int64)
+    st[:, _BATCH] = -1
+    kr = Ks
+    done = np.zeros(R, np.int64)
+    bt = np.zeros((R, depth))
+    bk = np.zeros((R, depth), np.int64)
+    bu = np.zeros((R, depth, maxdeg + 2))
+
+    w0 = time.perf_counter()
+    while _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nfine,
+                record_dt, nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths,
+                cand, fs, st, kr, done, EPOCH_MAX, bt, bk, bu, block,
+                lslot, lval, lpos, lsrv):
+        K1 = int(kr.max()) + 1     # a run outgrew the shared level width
+        Q = _grow(Q, K1)
+        integ = _grow(integ, K1)
+        last = _grow(last, K1)
+        paths = _grow(paths, K1)
+    wall = (time.perf_counter() - w0) / R
+
+    blen = (t_end - burn_in) / nfine
+    out = []
+    for r in range(R):
+        Kr = int(kr[r])
+        # the arrays run r would have alone (contiguous, width Kr + 1), so
+        # that the reductions below are the same operations on the same data
+        integ_r = np.ascontiguousarray(integ[r, :, :Kr + 1])
+        paths_r = np.ascontiguousarray(paths[r, :, :Kr + 1])
+        occ_f = integ_r[:nfine] / (n * blen)
+        occ = occ_f.mean(axis=0)
+        nz = np.nonzero(occ > 0)[0]
+        top = int(nz[-1]) + 2 if nz.size else 2
+        if levels is not None:
+            top = max(top, int(levels) + 1)
+        top = min(top, Kr + 1)
+        occ, occ_f = occ[:top], occ_f[:, :top]
+        fields = _batch_fields(occ, occ_f, np.ascontiguousarray(rsum[r]),
+                               np.ascontiguousarray(rcnt[r]), nfine, blen, batches,
+                               t_end - burn_in)
+        s = st[r]
+        out.append(SimulationResult(
+            occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
+            paths=paths_r[:, :top] if nrec else None, events=int(s[_EVENTS]),
+            resamples=int(s[_RES]), arrivals=int(s[_ARR]),
+            departures=int(s[_DEP]), final_queues=XA[r, :, 1].astype(np.int64),
+            wall_time=wall, seed=seed_out[r], n=n, lam=lam, mu=mu, t_end=t_end,
+            burn_in=burn_in, levels=Kr, **fields))
+    return out
