@@ -544,7 +544,7 @@ def run_complete(path=ROOT / "benchmarks" / "results.json", log=print):
         load_average=list(os.getloadavg()), python=platform.python_version()))
     Path(path).write_text(json.dumps(res, indent=1, default=float) + "\n")
     log(f"wrote {path}")
-    from benchmarks.run_all import plot
+    from benchmarks.plots import plot
     plot(res, Path(path).with_suffix(".png"))
     return res
 
