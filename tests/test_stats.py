@@ -148,6 +148,81 @@ def test_burn_in_check_detects_a_trend():
     assert not stats.burn_in_check(x + 3 * np.exp(-np.arange(40_000) / 10_000)).passed
 
 
+def test_critical_value_is_bonferroni_t():
+    assert stats.critical_value(1, np.inf) == pytest.approx(1.959964, abs=1e-6)
+    assert stats.critical_value(18, 9) == pytest.approx(float(stats.t_quantile(1 - 0.05 / 36, 9)))
+    fam = stats.simultaneous(np.zeros(6), np.ones(6), 7)
+    assert stats.critical_value(6, 7) == pytest.approx(fam.crit[0])
+
+
+def test_replications_needed_is_the_smallest_that_detects():
+    for sd, delta, m in ((1.0, 1.0, 1), (2.0, 0.5, 9), (0.3, 0.1, 36)):
+        r = stats.replications_needed(sd, delta, m=m)
+        assert stats.detectable(sd / math.sqrt(r), r - 1, m) <= delta
+        assert stats.detectable(sd / math.sqrt(r - 1), r - 2, m) > delta
+    # r_pilot: the pilot's s.e. times sqrt(r_pilot) is the per-replication s.d.
+    assert stats.replications_needed(0.5, 0.4, r_pilot=16) == stats.replications_needed(2.0, 0.4)
+    # the hardest check of an array decides
+    assert stats.replications_needed([1.0, 3.0], 1.0) == stats.replications_needed(3.0, 1.0)
+    # its power is what it claims: at delta, a t test over r normal replications
+    # rejects in >= 80 % of the runs (1000 runs: ±3 s.e. = ±0.04)
+    r = stats.replications_needed(1.0, 1.0, m=4)
+    rng = np.random.default_rng(3)
+    x = rng.normal(1.0, 1.0, size=(1000, r))
+    rej = np.abs(x.mean(1) / (x.std(1, ddof=1) / math.sqrt(r))) > stats.critical_value(4, r - 1)
+    assert abs(rej.mean() - 0.8) < 0.04, rej.mean()
+    with pytest.raises(ValueError, match="r_max"):
+        stats.replications_needed(100.0, 0.01, r_max=50)
+
+
+def test_equivalence_tost_size_and_power():
+    e = stats.equivalence(0.1, 0.2, 19, 0.5)
+    assert e.equivalent and e.upper == pytest.approx(0.1 + 1.729133 * 0.2, abs=1e-6)
+    assert "equivalent" in repr(e) and e.passed
+    # size: at |θ| = margin it declares equivalence in at most α of the runs
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.5, 1.0, size=(10, 1000))
+    ci = stats.replication_ci(x)
+    one = [stats.equivalence(mu, s, 9, 0.5).equivalent for mu, s in zip(ci.mean, ci.se)]
+    assert np.mean(one) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000)
+    # power: at θ = 0 with margin = resolvable it shows equivalence in about 80 %
+    res = stats.equivalence(0.0, 1.0 / math.sqrt(10), 9, 1.0).resolvable
+    y = rng.normal(0.0, 1.0, size=(2000, 10))
+    ok = [stats.equivalence(v.mean(), v.std(ddof=1) / math.sqrt(10), 9, res).equivalent for v in y]
+    assert abs(np.mean(ok) - 0.8) < 0.04, np.mean(ok)
+    # a family: per-check verdicts, Bonferroni critical value
+    f = stats.equivalence([0.0, 0.45], [0.1, 0.1], 19, 0.5)
+    assert f.equivalent.tolist() == [True, False] and not f.passed
+    assert f.crit[0] == pytest.approx(float(stats.t_quantile(1 - 0.025, 19)))
+
+
+def test_burn_in_check_as_equivalence():
+    rng = np.random.default_rng(7)
+    t = np.arange(4000)
+    reps = rng.normal(size=(40, 4000))
+    plain = stats.burn_in_check(reps, replications=True)
+    b = stats.burn_in_check(reps, replications=True, margin=0.2)
+    assert b.passed and b.equivalent and b.margin == 0.2
+    assert (b.diff, b.se, b.crit, b.t) == (plain.diff, plain.se, plain.crit, plain.t)
+    # a trend of 0.3 in the first half fails the equivalence test at margin 0.2...
+    trend = reps + 0.3 * (t < 2000)
+    assert not stats.burn_in_check(trend, replications=True, margin=0.2).passed
+    # ...and noise alone fails it too: a noisy run cannot show agreement
+    noisy = stats.burn_in_check(rng.normal(size=(4, 4000)) * 20, replications=True, margin=0.2)
+    assert not noisy.passed and stats.burn_in_check(rng.normal(size=(4, 4000)) * 20,
+                                                    replications=True).passed
+    # "final": the final half-width, which the same data cannot resolve
+    f = stats.burn_in_check(reps, replications=True, margin="final")
+    assert f.margin == pytest.approx(plain.final_half_width) and not f.passed
+    assert f.equivalence.resolvable > 2 * f.final_half_width
+    # columns: one verdict per column
+    two = stats.burn_in_check(np.stack([reps, reps + 0.3 * (t < 2000)], axis=2),
+                              replications=True, margin=[0.2, 0.2])
+    assert two.equivalent.tolist() == [True, False] and "NOT" in two.report()
+    with pytest.raises(ValueError, match="margin"):
+        stats.burn_in_check(reps, replications=True, margin="half")
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: stats.replication_ci([1.0]), "at least 2"),
     (lambda: stats.replication_ci([1.0, 2.0], level=1.5), "level"),
@@ -159,6 +234,12 @@ def test_burn_in_check_detects_a_trend():
     (lambda: stats.detectable(1.0, m=0), "m must"),
     (lambda: stats.loglog_slope([1, 2], [1, 2], [1, 1]), "at least 3"),
     (lambda: stats.loglog_slope([1, 2, -3], [1, 2, 3], [1, 1, 1]), "x must"),
+    (lambda: stats.critical_value(0, 5), "m must"),
+    (lambda: stats.replications_needed(1.0, 0.0), "delta"),
+    (lambda: stats.replications_needed(-1.0, 1.0), "se_pilot"),
+    (lambda: stats.replications_needed(1.0, 1.0, r_pilot=1), "r_pilot"),
+    (lambda: stats.equivalence(0.0, 1.0, 5, 0.0), "margin"),
+    (lambda: stats.equivalence(0.0, 0.0, 5, 1.0), "se"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

@@ -12,8 +12,13 @@ One home for the conventions of the book:
 * **Families of checks** are tested together at a family-wise level
   (Bonferroni or Holm) with t quantiles (:func:`simultaneous`).
 * Every check reports the **smallest deviation it could detect** with 80 %
-  power (:func:`detectable`), so a reader can see that it could have failed.
-* Burn-in is **tested, not guessed** (:func:`burn_in_check`).
+  power (:func:`detectable`) and its critical value (:func:`critical_value`),
+  so a reader can see that it could have failed; :func:`replications_needed`
+  sizes a family from a pilot.
+* **Agreement is shown, not presumed**: an equivalence test (TOST,
+  :func:`equivalence`) declares ``|θ| < margin`` only when the data show it.
+* Burn-in is **tested, not guessed** (:func:`burn_in_check`, with a
+  ``margin`` as an equivalence test).
 * Rates are fitted on log-log axes with weights and a standard error
   (:func:`loglog_slope`).
 
@@ -31,11 +36,13 @@ Modules: :mod:`qlib.stats.intervals` (t intervals, families, detectable
 deviations, sample sizes, log-log fits), :mod:`qlib.stats.batch` (correlation
 lengths and batch means), :mod:`qlib.stats.burn_in` (burn-in tests).
 """
-from qlib.stats.intervals import (Family, LogLogFit, ReplicationCI, detectable,  # noqa: F401
-                                  loglog_slope, replication_ci, simultaneous, t_quantile)
+from qlib.stats.intervals import (Equivalence, Family, LogLogFit, ReplicationCI,  # noqa: F401
+                                  critical_value, detectable, equivalence, loglog_slope,
+                                  replication_ci, replications_needed, simultaneous, t_quantile)
 from qlib.stats.batch import BatchMeans, batch_means, iat, lag1_threshold, _lag1  # noqa: F401
 from qlib.stats.burn_in import BurnIn, burn_in_check  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
            "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
-           "burn_in_check", "BurnIn", "t_quantile", "lag1_threshold"]
+           "burn_in_check", "BurnIn", "t_quantile", "lag1_threshold", "critical_value",
+           "replications_needed", "equivalence", "Equivalence"]

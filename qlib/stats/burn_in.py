@@ -5,7 +5,8 @@ import numpy as np
 from dataclasses import dataclass
 from scipy import stats as _st
 
-from qlib.stats.intervals import _as_float_array, _check_dt, _check_level, _scalar, detectable, replication_ci, t_quantile
+from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar, detectable,
+                                  equivalence, replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
 
 __all__ = ['burn_in_check', 'BurnIn']
@@ -32,7 +33,17 @@ class BurnIn:
     detectable : float or ndarray
         Smallest first-vs-second-half difference detected with 80 % power.
     passed : bool
-        No column's halves differ significantly.
+        Without a margin: no column's halves differ significantly. With a
+        margin: every column's difference is shown to lie within
+        ``±margin`` (``equivalent``).
+    margin : float or ndarray or None
+        The equivalence margin (``None``: no equivalence test).
+    equivalent : bool or ndarray of bool or None
+        Per column: the two one-sided tests show ``|diff| < margin``
+        (Bonferroni over the columns); ``None`` without a margin.
+    equivalence : Equivalence or None
+        The full equivalence result (bounds, ``achieved`` and
+        ``resolvable`` margins).
     """
 
     diff: object
@@ -44,10 +55,24 @@ class BurnIn:
     final_half_width: object
     detectable: object
     passed: bool
+    margin: object = None
+    equivalent: object = None
+    equivalence: object = None
 
     def report(self, name="burn-in"):
         """One line to print next to the check."""
         d = np.atleast_1d(self.diff)
+        if self.equivalence is not None:
+            e = self.equivalence
+            ratio = np.atleast_1d(e.achieved) / np.broadcast_to(np.atleast_1d(e.margin), d.shape)
+            i = int(np.argmax(ratio))
+            return (f"{name}: first - second half = {float(d[i]):.3g}, bounds "
+                    f"[{float(np.atleast_1d(e.lower)[i]):.3g}, {float(np.atleast_1d(e.upper)[i]):.3g}] "
+                    f"vs margin ±{float(np.atleast_1d(e.margin)[i] if np.ndim(e.margin) else e.margin):.3g} "
+                    f"(worst column; one-sided critical {float(np.max(e.crit)):.2f}); resolvable "
+                    f"margin {float(np.max(e.resolvable)):.3g}, final half-width "
+                    f"{float(np.max(np.atleast_1d(self.final_half_width))):.3g}; "
+                    f"{'equivalent' if self.passed else 'NOT shown equivalent'}")
         return (f"{name}: first - second half = {float(np.max(np.abs(d))):.3g} (largest), "
                 f"worst |t| = {float(np.max(np.abs(np.atleast_1d(self.t)))):.2f} vs "
                 f"{self.crit:.2f}; detectable {float(np.max(np.atleast_1d(self.detectable))):.3g}, "
@@ -58,13 +83,29 @@ class BurnIn:
         return self.report()
 
 
-def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, **batch_kw):
+def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None, **batch_kw):
     """Test that the first and second halves of the measurement window agree.
 
     A burn-in that is too short leaves a trend in the window: the first half
-    is further from equilibrium than the second. The check fails when the
-    difference of the two half-window means is significant at ``1 − level``
-    (Bonferroni over columns).
+    is further from equilibrium than the second. Without ``margin`` the
+    check fails when the difference of the two half-window means is
+    significant at ``1 − level`` (Bonferroni over columns) -- a test that a
+    noisy run passes whatever its trend. With ``margin`` it is an
+    *equivalence* test (:func:`equivalence`, TOST): it passes only when the
+    data show ``|first − second| < margin`` in every column, so a noisy run
+    fails.
+
+    What margin can be shown: the two halves are about independent, each
+    with twice the variance of the whole window's mean, so the difference
+    has about twice the final standard error, and TOST needs ``|diff| +
+    t_{1−α} · se_diff < margin``. ``margin="final"`` (the final interval's
+    half-width, ``≈ 2 se`` at 95 %) can therefore *never* be shown from the
+    same data (it would need ``|diff| < (2 − 2·1.7) se``); a margin of
+    about three final half-widths is the smallest these data resolve with
+    80 % power (``.equivalence.resolvable`` gives it). To establish
+    agreement within the final interval itself, make the burn-in data more
+    precise than the estimate (more replications of the start), or pass a
+    margin that the chapter justifies.
 
     Parameters
     ----------
@@ -80,6 +121,11 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, **batch_kw):
         Whether axis 0 indexes independent replications.
     level : float, default 0.95
         Family-wise level of the test.
+    margin : None, float, array_like or "final", default None
+        Equivalence margin for ``first − second`` (units of the path; one
+        per column or broadcast); ``"final"``: the half-width of the final
+        interval of each column (see above). ``None``: the significance test
+        only.
     **batch_kw
         Passed to :func:`batch_means` for a single path.
 
@@ -123,6 +169,19 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, **batch_kw):
     crit = float(t_quantile(1 - (1 - level) / (2 * m), df))
     det = detectable(se_a, df, m, level)
     passed = bool(np.all(np.abs(t) <= crit))
+    eq = None
+    if margin is not None:
+        if isinstance(margin, str):
+            if margin != "final":
+                raise ValueError(f"margin must be None, a number > 0, an array or 'final', got {margin!r}")
+            margin = fhw
+        eq = equivalence(np.atleast_1d(diff), se_a, df, np.atleast_1d(np.asarray(margin, dtype=float)),
+                         level=level)
+        passed = eq.passed
+        margin = _scalar(np.asarray(eq.margin))
     return BurnIn(diff, se, df, _scalar(t) if m > 1 else float(t[0]),
                   _scalar(p) if m > 1 else float(p[0]), crit, fhw,
-                  det if m > 1 else float(np.atleast_1d(det)[0]), passed)
+                  det if m > 1 else float(np.atleast_1d(det)[0]), passed,
+                  margin if eq is None or m > 1 else float(np.atleast_1d(margin)[0]),
+                  None if eq is None else (eq.equivalent if m > 1 else bool(np.all(eq.equivalent))),
+                  eq)

@@ -8,7 +8,9 @@ import numpy as np
 from dataclasses import dataclass
 from scipy import integrate, optimize, stats as _st
 
-__all__ = ['replication_ci', 'ReplicationCI', 'simultaneous', 'Family', 'detectable', 'loglog_slope', 'LogLogFit', 't_quantile']
+__all__ = ['replication_ci', 'ReplicationCI', 'simultaneous', 'Family', 'detectable', 'loglog_slope',
+           'LogLogFit', 't_quantile', 'critical_value', 'replications_needed', 'equivalence',
+           'Equivalence']
 
 
 # ---------------------------------------------------------------- validation
@@ -217,6 +219,298 @@ def detectable(se, df=np.inf, m=1, level=0.95, power=0.8):
     d = float(_check_df(df))
     nc = _detect_factor(d, int(m), level, power)
     return _scalar(nc * se_a)
+
+
+def _check_m(m):
+    if isinstance(m, bool) or not (isinstance(m, numbers.Integral) and m >= 1):
+        raise ValueError(f"m must be an integer >= 1, got {m!r}")
+    return int(m)
+
+
+def critical_value(m, df, level=0.95):
+    """Bonferroni critical value ``t_{df, 1 − α/(2m)}`` of a family of ``m`` two-sided t tests.
+
+    The value every check of :func:`simultaneous` compares ``|t|`` with
+    (Holm's first step uses it too); print it next to a family so a reader
+    sees how large a deviation must be to count.
+
+    Parameters
+    ----------
+    m : int
+        Number of checks in the family, ``>= 1``.
+    df : float or array_like
+        Degrees of freedom (``r − 1`` for ``r`` replications; ``inf``: normal).
+    level : float, default 0.95
+        Family-wise confidence level, ``α = 1 − level``.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> round(critical_value(1, 9), 3), round(critical_value(18, 9), 2)
+    (2.262, 4.08)
+    """
+    m = _check_m(m)
+    level = _check_level(level)
+    return _scalar(np.asarray(t_quantile(1 - (1 - level) / (2 * m), df), dtype=float))
+
+
+def replications_needed(se_pilot, delta, *, m=1, level=0.95, power=0.8, r_pilot=None,
+                        r_max=10_000):
+    """Independent replications so that a family of t tests detects ``delta``.
+
+    Returns the smallest ``r >= 2`` for which :func:`detectable` with
+    ``se = σ/√r``, ``df = r − 1`` and a Bonferroni family of ``m`` checks at
+    family-wise ``level`` is at most ``delta``: a true deviation of
+    ``delta`` is then rejected with probability at least ``power`` (Holm is
+    at least as powerful). ``σ`` is the standard deviation of *one*
+    replication of the tested statistic:
+
+    * ``r_pilot=None``: ``se_pilot`` **is** that per-replication s.d. ``σ``;
+    * ``r_pilot = r₀``: ``se_pilot`` is the standard error of a pilot mean
+      over ``r₀`` replications, and ``σ = se_pilot · √r₀``.
+
+    The pilot's ``σ`` is itself an estimate (with ``r₀ − 1`` degrees of
+    freedom); a small pilot can under-state it, so round up generously.
+
+    Parameters
+    ----------
+    se_pilot : float or array_like
+        Per-replication s.d. or pilot s.e. (see above), ``>= 0``; for an
+        array (one per check) the check that needs most replications decides.
+    delta : float or array_like
+        Deviation to detect (``> 0``), in the units of ``se_pilot``;
+        broadcast against ``se_pilot``.
+    m : int, default 1
+        Number of checks in the family.
+    level : float, default 0.95
+        Family-wise confidence level.
+    power : float, default 0.8
+        Power at ``delta``.
+    r_pilot : int, optional
+        Replications behind ``se_pilot`` (see above), ``>= 2``.
+    r_max : int, default 10 000
+        Largest ``r`` considered.
+
+    Returns
+    -------
+    int
+        The number of replications ``r``; print :func:`critical_value` with
+        ``df = r − 1`` next to the family.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or ``r_max`` replications do not
+        suffice (the message gives the detectable deviation at ``r_max``).
+
+    Examples
+    --------
+    >>> replications_needed(1.0, 1.0)          # one t test, σ = δ
+    10
+    """
+    m = _check_m(m)
+    level = _check_level(level)
+    power = _check_level(power, "power")
+    if isinstance(r_max, bool) or not (isinstance(r_max, numbers.Integral) and r_max >= 2):
+        raise ValueError(f"r_max must be an integer >= 2, got {r_max!r}")
+    try:
+        sd, dl = np.broadcast_arrays(np.asarray(se_pilot, dtype=float),
+                                     np.asarray(delta, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError("se_pilot and delta must be real and broadcast together") from None
+    if sd.size == 0 or np.any(~(sd >= 0)) or not np.all(np.isfinite(sd)):
+        raise ValueError(f"se_pilot must be finite and >= 0, got {se_pilot!r}")
+    if np.any(~(dl > 0)) or not np.all(np.isfinite(dl)):
+        raise ValueError(f"delta must be finite and > 0, got {delta!r}")
+    if r_pilot is not None:
+        if isinstance(r_pilot, bool) or not (isinstance(r_pilot, numbers.Integral) and r_pilot >= 2):
+            raise ValueError(f"r_pilot must be None or an integer >= 2, got {r_pilot!r}")
+        sd = sd * math.sqrt(r_pilot)
+    ratio = float(np.max(sd / dl))                    # σ / δ of the hardest check
+
+    def ok(r):
+        return _detect_factor(float(r - 1), m, level, power) * ratio / math.sqrt(r) <= 1.0
+
+    if ratio == 0.0:
+        return 2
+    # the normal test detects less than the t test, so r >= (nc_normal · σ/δ)²;
+    # gallop up from that bound (each evaluation is a quadrature), then bisect
+    r_lb = max(2, math.ceil((_detect_factor(math.inf, m, level, power) * ratio) ** 2 - 1e-9))
+    if r_lb > r_max or not ok(r_max):
+        worst = _detect_factor(float(r_max - 1), m, level, power) * ratio / math.sqrt(r_max)
+        raise ValueError(f"r_max = {r_max} replications detect only {worst:.3g} × delta; "
+                         f"raise r_max or delta")
+    if ok(r_lb):
+        return r_lb
+    lo, step, hi = r_lb, 1, min(r_max, r_lb + 1)
+    while not ok(hi):
+        lo, step = hi, 2 * step
+        hi = min(r_max, hi + step)
+    while hi - lo > 1:                                # ok(hi), not ok(lo): bisect
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+# ---------------------------------------------------------------- equivalence
+
+@functools.lru_cache(maxsize=1024)
+def _equiv_factor(d, m, level, power):
+    """``M/se`` at which TOST (Bonferroni over ``m``) shows equivalence with ``power`` at θ = 0."""
+    c = float(t_quantile(1 - (1 - level) / m, d))
+    if math.isinf(d):
+        return c + float(_st.norm.ppf(0.5 + power / 2))
+
+    def f(x):
+        # P(|Z| < x − c·S), S = sqrt(χ²_d / d), integrated over S
+        g = lambda v: max(2 * _st.norm.cdf(x - c * math.sqrt(v / d)) - 1, 0.0) * _st.chi2.pdf(v, d)  # noqa: E731
+        lo, hi = _st.chi2.ppf(1e-14, d), _st.chi2.isf(1e-14, d)
+        return integrate.quad(g, lo, hi, limit=200, points=[d])[0] - power
+    hi = c + 3.0
+    while f(hi) < 0:
+        hi *= 1.5
+    return optimize.brentq(f, c, hi, xtol=1e-10)
+
+
+@dataclass(frozen=True, repr=False)
+class Equivalence:
+    """Result of :func:`equivalence`: is ``|θ| < margin`` shown, check by check?
+
+    Attributes
+    ----------
+    estimate, se, df, margin : float or ndarray
+        Per check (``margin`` broadcast to the estimate's shape).
+    lower, upper : float or ndarray
+        Confidence bounds ``estimate ∓ crit · se``: together the
+        ``1 − 2α/m`` interval whose inclusion in ``(−margin, margin)`` is
+        the two one-sided tests.
+    crit : float or ndarray
+        One-sided critical value ``t_{df, 1 − α/m}``.
+    equivalent : bool or ndarray of bool
+        Per check: both one-sided tests reject, i.e. ``−margin < lower`` and
+        ``upper < margin``.
+    achieved : float or ndarray
+        ``max(|lower|, |upper|)``: the smallest margin these data establish.
+    resolvable : float or ndarray
+        The margin that the test establishes with 80 % power when the true
+        value is 0 (with ``se`` taken as exact): a margin well below it
+        could hardly have been shown.
+    m : int
+        Number of checks (Bonferroni divisor).
+    level : float
+        Family-wise level: the probability of declaring some non-equivalent
+        check equivalent is at most ``1 − level``.
+    """
+
+    estimate: object
+    se: object
+    df: object
+    margin: object
+    lower: object
+    upper: object
+    crit: object
+    equivalent: object
+    achieved: object
+    resolvable: object
+    m: int
+    level: float
+
+    @property
+    def passed(self):
+        """True when every check of the family is shown equivalent."""
+        return bool(np.all(self.equivalent))
+
+    def report(self, name="equivalence"):
+        """One line: checks, largest |bound| against the margin, the verdict."""
+        ach = np.atleast_1d(self.achieved)
+        mar = np.broadcast_to(np.atleast_1d(self.margin), ach.shape)
+        i = int(np.argmax(ach / mar))
+        return (f"{name}: {self.m} check(s) (TOST, Bonferroni, family level {self.level:g}); "
+                f"worst: estimate {float(np.atleast_1d(self.estimate)[i]):.3g}, bounds "
+                f"[{float(np.atleast_1d(self.lower)[i]):.3g}, {float(np.atleast_1d(self.upper)[i]):.3g}] "
+                f"vs margin ±{float(mar[i]):.3g} (critical {float(np.max(self.crit)):.2f}); "
+                f"resolvable margin {float(np.max(self.resolvable)):.3g}; "
+                f"{'equivalent' if self.passed else 'NOT shown equivalent'}")
+
+    def __repr__(self):
+        return f"Equivalence({self.report('')[2:]})"
+
+    __str__ = report
+
+
+def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
+    """Two one-sided tests (TOST): is ``|θ| < margin`` shown for every check?
+
+    A significance test that does not reject says nothing about agreement
+    (it cannot fail when the data are noisy); an equivalence test can: it
+    declares check ``j`` equivalent only when both ``H₀: θ_j ≤ −margin_j``
+    and ``H₀: θ_j ≥ margin_j`` are rejected by one-sided Student-t tests at
+    ``α/m`` (Bonferroni over the ``m`` checks, ``α = 1 − level``), i.e. when
+    ``estimate ∓ t_{df, 1 − α/m} · se`` lies inside ``(−margin, margin)``.
+    The probability that some check is declared equivalent while its
+    ``|θ| ≥ margin`` is at most ``α``.
+
+    Parameters
+    ----------
+    estimate : float or array_like
+        Estimated differences ``θ̂`` (e.g. first minus second half).
+    se : float or array_like
+        Their standard errors, ``> 0``.
+    df : float or array_like
+        Degrees of freedom of each s.e. (``inf``: normal).
+    margin : float or array_like
+        Equivalence margins, ``> 0``, in the units of ``estimate``.
+    level : float, default 0.95
+        Family-wise level.
+    power : float, default 0.8
+        Power behind ``resolvable``.
+
+    Returns
+    -------
+    Equivalence
+        ``.equivalent`` per check, ``.passed`` for all, ``.report()``.
+
+    Raises
+    ------
+    ValueError
+        On non-finite estimates, ``se <= 0``, ``margin <= 0`` or shapes that
+        do not broadcast.
+
+    Examples
+    --------
+    >>> e = equivalence(0.1, 0.2, 19, 0.5)
+    >>> bool(e.equivalent), round(e.upper, 3)        # 0.1 + 1.729 · 0.2
+    (True, 0.446)
+    """
+    level = _check_level(level)
+    power = _check_level(power, "power")
+    try:
+        est, s, mar = np.broadcast_arrays(np.asarray(estimate, dtype=float),
+                                          np.asarray(se, dtype=float),
+                                          np.asarray(margin, dtype=float))
+        d = np.broadcast_to(_check_df(df), est.shape).astype(float)
+    except (TypeError, ValueError) as e:
+        if "df must" in str(e):
+            raise
+        raise ValueError("estimate, se, df and margin must be real and broadcast together") from None
+    if est.size == 0 or not np.all(np.isfinite(est)):
+        raise ValueError("estimate must hold at least one finite value")
+    if np.any(~(s > 0)) or not np.all(np.isfinite(s)):
+        raise ValueError("se must be finite and > 0 for every check")
+    if np.any(~(mar > 0)):
+        raise ValueError(f"margin must be > 0, got {margin!r}")
+    m = est.size
+    crit = np.asarray(t_quantile(1 - (1 - level) / m, d), dtype=float)
+    lo, hi = est - crit * s, est + crit * s
+    eq = (-mar < lo) & (hi < mar)
+    res = s * np.vectorize(lambda x: _equiv_factor(float(x), m, level, power))(d)
+    sc = _scalar
+    return Equivalence(sc(est), sc(s), sc(d), sc(mar), sc(lo), sc(hi), sc(crit),
+                       bool(eq) if eq.ndim == 0 else eq, sc(np.maximum(np.abs(lo), np.abs(hi))),
+                       sc(res), m, level)
 
 
 # ---------------------------------------------------------------- families
