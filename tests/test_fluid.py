@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from qlib.meanfield import fluid
+from qlib.meanfield import fluid, tails
 from qlib.meanfield.degrees import DegreeDistribution as D
 
 
@@ -290,7 +290,7 @@ def test_bad_lam_property(lam):
         lambda: fluid.solve(lam, D.point(1), [1.0], [0.0, 1.0]),
         lambda: fluid.response_time(lam, D.point(1)),
         lambda: fluid.relaxation_rate(lam, D.point(1)),
-        lambda: fluid.tail_bounds(lam, D.point(1), [0, 1]),
+        lambda: tails.tail_bounds(lam, D.point(1), [0, 1]),
         lambda: fluid.jacobian([1.0, 0.5], lam, D.point(1)),
     ):
         with pytest.raises(ValueError, match=r"lam must be in \(0, 1\)"):

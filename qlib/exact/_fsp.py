@@ -1,6 +1,6 @@
 """Adaptive finite-state projection of the ``μ = ∞`` occupancy chain.
 
-Mechanics of :func:`qlib.exact.occupancy_chain_adaptive`.  A state
+Mechanics of :func:`qlib.exact.occupancy_chain_adaptive <qlib.exact.occupancy.occupancy_chain_adaptive>`.  A state
 ``n >= Q_1 >= Q_2 >= ...`` is stored as a *window* row
 ``(s, p_1, ..., p_D)``: ``s`` full levels (``Q_i = n`` for ``i <= s``) and
 the partial levels above them, ``p_k = Q_{s+k} < n``, padded with zeros.

@@ -1,7 +1,7 @@
 """The adaptive finite-state projection behind stationary_jsq: window rows, growth, level-reduction and LU solves.
 
 Adaptive truncation of the finite-``n`` JSQ occupancy chain (the engine of
-:func:`qlib.heavy_traffic.stationary_jsq`).
+:func:`qlib.halfin_whitt.stationary_jsq <qlib.halfin_whitt.chain.stationary_jsq>`).
 
 A state is a *window* row ``(s, p_1, …, p_D)``: ``s`` full levels
 (``Q_i = n`` for ``i <= s``; ``s`` is the length of a shortest queue) and the

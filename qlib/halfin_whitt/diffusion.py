@@ -251,7 +251,7 @@ class OUCRN:
     the average over the steps of level ``l`` in block ``b`` of the ``j``-th of
     ``names = ("x1", "x2", "x1x1", "x1x2", "x2x2")``.  The blocks have length
     ``block`` and follow each other after ``burn_in``; a linear combination
-    of the moments, per block, is a series for :func:`qlib.stats.batch_means`
+    of the moments, per block, is a series for :func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>`
     (with ``dt = block``).
     """
 

@@ -16,7 +16,7 @@ Public constructors::
     pareto(alpha)            x_m U^(-1/alpha), x_m = (alpha-1)/alpha, alpha > 2
 
 The samplers are ``@numba.njit`` functions of the parameter array and the
-xoshiro256++ state of :mod:`qlib.simulate` (four ``uint64`` held in
+xoshiro256++ state of :mod:`qlib.sim` (four ``uint64`` held in
 locals); each returns ``(sample, new state)``.  ``draw`` dispatches on
 the law's integer ``code``, so one compiled kernel serves every law.
 """

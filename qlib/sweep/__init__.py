@@ -1,6 +1,6 @@
 """Parameter sweeps on Dask: the same call on a laptop, a workstation or a cluster.
 
-:func:`sweep` runs :func:`qlib.replicate` at every point of a grid
+:func:`sweep` runs :func:`qlib.replicate <qlib.sim.replicate.replicate>` at every point of a grid
 (topologies × n × λ × μ × generator arguments × initial states), one Dask
 task per point, and returns an ``xarray.Dataset``; :func:`replication_result`
 turns one point back into what ``replicate`` returns. Workers build each
@@ -55,9 +55,9 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
     replications : int
         Independent runs per point, >= 2.
     t_end, burn_in : float
-        As for :func:`qlib.simulate.simulate`.
+        As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>`.
     batches : int >= 2, optional
-        As for :func:`qlib.simulate.simulate` (default: from the measured
+        As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (default: from the measured
         correlation length).
     seed : int >= 0, optional
         Root seed (:func:`point_seed`). None draws one (recorded in the
@@ -196,7 +196,7 @@ def _client(client):
 @dataclass(frozen=True)
 class SweepRun:
     """One run of a sweep point, with the fields of
-    :class:`qlib.simulate.SimulationResult` that a sweep keeps.
+    :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` that a sweep keeps.
 
     Attributes
     ----------
@@ -232,7 +232,7 @@ class SweepRun:
 
 
 def replication_result(ds, **coords):
-    """One point of a sweep's Dataset as a :class:`qlib.simulate.ReplicationResult`.
+    """One point of a sweep's Dataset as a :class:`qlib.sim.ReplicationResult <qlib.sim.result.ReplicationResult>`.
 
     The fields are those ``replicate`` returns at that point with the
     point's seed (:func:`point_seed`), so code written for ``replicate``

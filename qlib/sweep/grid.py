@@ -276,7 +276,7 @@ def initial_for(point, seed, graph=None):
     The draw is one per point (all replications of the point start from it),
     from ``SeedSequence(seed)`` extended by the point's hash and a final 2, so
     it depends on the point and the root seed only. Unlike
-    :func:`qlib.simulate.simulate`'s ``initial`` (an occupancy vector placed
+    :func:`qlib.sim.simulate <qlib.sim.run.simulate>`'s ``initial`` (an occupancy vector placed
     deterministically), a tail vector here is a law to draw from.
 
     Parameters
@@ -329,9 +329,9 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
     replications : int
         Independent runs, >= 2.
     t_end, burn_in : float
-        As for :func:`qlib.simulate.simulate`.
+        As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>`.
     batches : int, optional
-        As for :func:`qlib.simulate.simulate` (``batches`` in the point
+        As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (``batches`` in the point
         overrides it).
 
     Returns
