@@ -9,9 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qlib import _validate as V
+
 __all__ = ["Graph", "ring", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
            "from_networkx"]
+
+
+#: A graph on n vertices takes at least this many bytes per vertex (indptr,
+#: and the arange/repeat of its validation); more with its edges.
+_BYTES_PER_VERTEX = 16
 
 
 def _check_n(n, name="n", minimum=1):
@@ -19,6 +26,9 @@ def _check_n(n, name="n", minimum=1):
         raise TypeError(f"{name} must be an int, got {type(n).__name__}")
     if n < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {n}")
+    if name == "n":
+        V.check_memory(_BYTES_PER_VERTEX * int(n), "n", int(n),
+                       what=f"a graph's arrays (at least {_BYTES_PER_VERTEX} bytes per vertex)")
     return int(n)
 
 

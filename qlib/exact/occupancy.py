@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from dataclasses import dataclass
 
+from qlib import _validate as V
 from qlib.exact import _fsp as fsp
 from qlib.exact._iad import _solve_iad
 from qlib.meanfield import fluid
@@ -121,15 +122,9 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     """
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) \
-            or not 0 < float(lam) < 1:
-        raise ValueError(f"lam must be in (0, 1), got {lam!r}")
-    lam = float(lam)
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
-    for name, val, lo in (("n", n, nmin), ("levels", levels, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {val!r}")
-    n, K = int(n), int(levels)
+    n, K = V.integer(n, "n", lo=nmin), V.integer(levels, "levels", lo=1)
     if math.comb(n + K, K) > MAX_CHAIN_STATES:
         raise ValueError(f"C(n + levels, levels) = {math.comb(n + K, K)} states "
                          f"exceeds MAX_CHAIN_STATES = {MAX_CHAIN_STATES}")
@@ -288,20 +283,11 @@ def occupancy_chain_adaptive(n, lam, degrees, *, tol=1e-9, replacement=False,
     """
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) \
-            or not 0 < float(lam) < 1:
-        raise ValueError(f"lam must be in (0, 1), got {lam!r}")
-    lam = float(lam)
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < nmin:
-        raise ValueError(f"n must be an integer >= {nmin}, got {n!r}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) \
-            or not 1e-13 <= float(tol) <= 1e-3:
-        raise ValueError(f"tol must be in [1e-13, 1e-3], got {tol!r}")
-    if isinstance(max_states, bool) or not isinstance(max_states, (int, np.integer)) \
-            or max_states < 1:
-        raise ValueError(f"max_states must be an integer >= 1, got {max_states!r}")
-    n, tol = int(n), float(tol)
+    n = V.integer(n, "n", lo=nmin)
+    tol = V.real(tol, "tol", lo=1e-13, hi=1e-3)
+    V.integer(max_states, "max_states", lo=1)
     T = _sample_table(n, degrees, replacement)
     # start from the fluid equilibrium, rounded
     q = fluid.equilibrium(lam, degrees)

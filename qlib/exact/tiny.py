@@ -32,6 +32,7 @@ import scipy.sparse.linalg as spla
 from dataclasses import dataclass
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
+from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
 
 __all__ = ['stationary', 'ExactResult', 'MAX_N', 'MAX_STATES']
@@ -97,15 +98,8 @@ def _check(graph, lam, mu, levels):
     levels = int(levels)
     if levels < 1:
         raise ValueError(f"levels must be >= 1, got {levels}")
-    try:
-        lam = float(lam)
-        mu = float(mu)
-    except (TypeError, ValueError):
-        raise TypeError("lam and mu must be real numbers") from None
-    if not (math.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be positive and finite, got {lam}")
-    if math.isnan(mu) or mu < 0:
-        raise ValueError(f"mu must be >= 0 (inf allowed), got {mu}")
+    lam = V.positive(lam, "lam")
+    mu = V.nonnegative(mu, "mu", allow_inf=True)
     if lam >= 1:
         warnings.warn(f"lam = {lam} >= 1: the untruncated chain is unstable; "
                       "the result describes the loss system only",

@@ -5,26 +5,19 @@ import math
 import numbers
 import numpy as np
 
+from qlib import _validate as V
+
 __all__ = []
 
 
 # ---------------------------------------------------------------- validation
 
 def _check_n(n):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"n must be an integer >= 1, got {n!r}")
-    n = int(n)
-    if n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n}")
-    return n
+    return V.integer(n, "n", lo=1)
 
 
 def _check_beta(beta, n=None):
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
-        raise TypeError(f"beta must be a real number > 0, got {beta!r}")
-    beta = float(beta)
-    if not (np.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta must be finite and > 0, got {beta}")
+    beta = V.positive(beta, "beta")
     if n is not None and not n - beta * math.sqrt(n) > 0:
         raise ValueError(f"beta must be < sqrt(n) = {math.sqrt(n):.6g} so that "
                          f"lam_n = n - beta*sqrt(n) > 0, got beta = {beta}")
@@ -32,12 +25,7 @@ def _check_beta(beta, n=None):
 
 
 def _check_pos(name, x):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number > 0, got {x!r}")
-    x = float(x)
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {x}")
-    return x
+    return V.positive(x, name)
 
 
 def _check_x0(x0):
@@ -53,11 +41,7 @@ def _check_x0(x0):
 
 def _check_times(t_end, burn_in):
     t_end = _check_pos("t_end", t_end)
-    if isinstance(burn_in, bool) or not isinstance(burn_in, numbers.Real):
-        raise TypeError(f"burn_in must be a real number >= 0, got {burn_in!r}")
-    burn_in = float(burn_in)
-    if not (np.isfinite(burn_in) and burn_in >= 0):
-        raise ValueError(f"burn_in must be finite and >= 0, got {burn_in}")
+    burn_in = V.nonnegative(burn_in, "burn_in")
     if not t_end > burn_in:
         raise ValueError(f"t_end must be > burn_in = {burn_in}, got {t_end}")
     return t_end, burn_in

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_times, _seed32, _seed_record
 
 __all__ = ['simulate_jsq_d', 'JSQdResult']
@@ -200,6 +201,7 @@ def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10
                         ("levels", levels, 3)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+    V.check_arrays({"n": (n, (n + 1) * (16 * len(ds) + 40))}, what="simulate_jsq_d's sampling tables")
     Q0 = np.zeros((len(ds), int(levels) + 2), np.int64)
     Q0[:, 0] = n
     if initial is not None:

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
 
 __all__ = ['simulate_jsq', 'JSQResult']
@@ -353,6 +354,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 3:
         raise ValueError(f"levels must be an integer >= 3, got {levels!r}")
     levels = int(levels)
+    V.check_arrays({"levels": (levels, 8 * levels), "max_waits": (max_waits, 8 * max_waits)}, what="simulate_jsq's arrays")
     Q = np.zeros(levels + 2, np.int64)
     Q[0] = n
     if initial is not None:
@@ -367,6 +369,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     if record_dt is not None:
         record_dt = _check_pos("record_dt", record_dt)
         nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+        V.check_memory(32 * nrec, "record_dt", record_dt, what=f"the {nrec} recorded points")
     else:
         nrec, record_dt = 0, 1.0
     seed32, entropy = _seed32(seed)

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from qlib import _validate as V
+
 __all__ = ["ou_stationary_grid", "OUGrid", "ou_stationary", "OUStationary",
            "default_box", "chain_constants", "CONSTANTS", "extrapolate_inv_sqrt",
            "Extrapolation", "crn_functionals", "crn_extrapolate", "CRNEstimate"]
@@ -57,19 +59,11 @@ CONSTANTS = ("c", "q2", "var_x1", "x1x2")
 
 
 def _check_beta(beta):
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
-        raise TypeError(f"beta must be a real number, got {beta!r}")
-    if not (np.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta must be finite and > 0, got {beta}")
-    return float(beta)
+    return V.positive(beta, "beta")
 
 
 def _check_pos(name, x):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {x!r}")
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {x}")
-    return float(x)
+    return V.positive(x, name)
 
 
 def default_box(beta):

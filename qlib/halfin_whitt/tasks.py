@@ -18,13 +18,13 @@ Each server keeps the arrival times of its tasks in a ring buffer.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
 
@@ -284,11 +284,7 @@ class TasksResult:
 
 
 def _check_int(name, x, lo):
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {lo}, got {x!r}")
-    if x < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {x}")
-    return int(x)
+    return V.integer(x, name, lo=lo)
 
 
 def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
@@ -348,6 +344,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     batches = _check_int("batches", batches, 2)
     max_waits = _check_int("max_waits", max_waits, 0)
     levels = _check_int("levels", levels, 2)
+    V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
     X0 = np.zeros(n, np.int64)
     if initial is not None:
         q = np.asarray(initial)

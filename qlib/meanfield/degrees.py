@@ -14,20 +14,28 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from qlib import _validate as V
+
 __all__ = ["DegreeDistribution"]
 
 _SUM_TOL = 1e-12
+#: Largest degree a law can hold: its pmf ``p(0..M)`` takes ``8 (M + 1)``
+#: bytes, at most qlib._validate.MEMORY_LIMIT (4 GiB).
+MAX_DEGREE = V.MEMORY_LIMIT // 8 - 1
 
 
-def _as_degree(d) -> int:
+def _as_degree(d, name="degree") -> int:
     if isinstance(d, bool) or not isinstance(d, numbers.Integral):
         if isinstance(d, float) and float(d).is_integer() and math.isfinite(d):
             d = int(d)
         else:
-            raise TypeError(f"degree must be an integer, got {d!r}")
+            raise TypeError(f"{name} must be an integer, got {d!r}")
     d = int(d)
     if d < 0:
-        raise ValueError(f"degree must be non-negative, got {d}")
+        raise ValueError(f"{name} must be non-negative, got {d}")
+    if d > MAX_DEGREE:
+        raise ValueError(f"{name} must be <= MAX_DEGREE = {MAX_DEGREE} (the pmf p(0..M) "
+                         f"must fit in 4 GiB), got {d}")
     return d
 
 
@@ -212,7 +220,7 @@ class DegreeDistribution:
         c = float(c)
         if not math.isfinite(c) or c < 0:
             raise ValueError(f"c must be finite and >= 0, got {c}")
-        d_max = _as_degree(d_max)
+        d_max = _as_degree(d_max, "d_max")
         d = np.arange(d_max + 1)
         if c == 0:
             return cls.point(0)
@@ -253,6 +261,8 @@ class DegreeDistribution:
             raise TypeError(f"degree sequence must hold integers, got dtype {arr.dtype}")
         if np.any(arr < 0):
             raise ValueError("degrees must be non-negative")
+        if arr.max() > MAX_DEGREE:
+            _as_degree(int(arr.max()))  # refused before bincount allocates
         counts = np.bincount(arr.astype(np.int64))
         return cls(counts / arr.size)
 

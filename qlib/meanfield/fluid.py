@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 from dataclasses import dataclass
 from scipy.integrate import solve_ivp
+from qlib import _validate as V
 from .degrees import DegreeDistribution
 
 __all__ = ['FluidSolution', 'drift', 'solve', 'equilibrium', 'response_time', 'jacobian', 'relaxation_rate', 'jacobian_pivots']
@@ -28,15 +29,9 @@ _TOP_TOL = 1e-12
 
 
 def _check_lam(lam) -> float:
-    ok = (
-        not isinstance(lam, bool)
-        and isinstance(lam, numbers.Real)
-        and math.isfinite(float(lam))
-        and 0.0 < float(lam) < 1.0
-    )
-    if not ok:
-        raise ValueError(f"lam must be in (0, 1), got {lam!r}")
-    return float(lam)
+    # a wrong type raises qlib._validate.InvalidType, a TypeError that is also
+    # the ValueError this check raised before
+    return V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
 
 
 def _check_degrees(degrees) -> DegreeDistribution:
@@ -269,15 +264,20 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``q*(0), ..., q*(K)``.
+        ``q*(0), ..., q*(K)``.  For ``p = δ_0`` (independent M/M/1 queues)
+        this is the closed form ``λ^i``, ``K = ⌈log tol / log λ⌉`` levels
+        (millions near ``λ = 1``: ``λ = 1 − 10⁻⁶`` needs about 3.7·10⁷).
 
     Raises
     ------
     ValueError
         If ``lam`` is not in ``(0, 1)`` or ``tol`` not in ``(0, 1)``.
     RuntimeError
-        If more than 100000 levels are needed (possible when ``m = 0``, where
-        the tail is geometric with ratio about ``λ p(0)``).
+        If more than 100000 levels are needed for a law with ``m = 0`` other
+        than ``δ_0`` (the tail is geometric with ratio about ``λ p(0)``), or
+        if, for ``p = δ_0``, the ``K + 1`` levels would take more than 4 GiB
+        (``λ`` within about ``7·10⁻⁸`` of 1 at ``tol = 1e-16``); the message
+        names ``lam``, ``tol`` and the estimate.
 
     Notes
     -----
@@ -311,9 +311,9 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0 < float(tol) < 1):
-        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
-    tol = float(tol)
+    tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
+    if degrees.max_degree == 0 and math.log(tol) / math.log(lam) > _MAX_LEVELS:
+        return _mm1_tail(lam, tol)
     m = degrees.min_degree
     pmf = degrees.pmf.tolist()
     tail = [(k, pk) for k, pk in enumerate(pmf[m + 1 :], 1) if pk > 0]  # p(m+k), k >= 1
@@ -353,6 +353,22 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
             x *= math.exp(S) * (1.0 + S_lo)
         out.append(x)
     return np.array(out)
+
+
+def _mm1_tail(lam, tol):
+    """``q*(i) = λ^i`` for ``i = 0..K``, ``K`` the first level below ``tol``
+    (``p = δ_0``: the M/M/1 law in closed form, the whole geometric tail)."""
+    K0 = math.ceil(math.log(tol) / math.log(lam)) + 1
+    try:
+        V.check_memory(8 * (K0 + 1), "lam", lam, what=f"the {K0 + 1} levels q*(0..K) that "
+                       f"fall to tol = {tol} (q*(i) = lam^i)")
+    except ValueError as err:  # the RuntimeError equilibrium documents for too many levels
+        raise RuntimeError(str(err)) from None
+    # exp(i log λ): relative error about 2 ε |log q*(i)| (the bound of the
+    # recursion), at a fraction of pow's cost; q*(1) = λ exactly
+    q = np.exp(np.arange(K0 + 1, dtype=float) * math.log(lam))
+    q[1] = lam
+    return q[: int(np.argmax(q < tol)) + 1]
 
 
 def _gprime(x, degrees):

@@ -44,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from qlib import _validate as V
 from .degrees import DegreeDistribution
 from .fluid import _check_lam, equilibrium
 
@@ -51,9 +52,7 @@ __all__ = ["refined", "Refined", "Approximation"]
 
 
 def _check_n(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    return int(n)
+    return V.integer(n, "n", lo=1)
 
 
 # ------------------------------------------------------------------ refined

@@ -9,7 +9,8 @@ from qlib.sim.general import simulate_general
 from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
-from qlib.sim.start import _check_args, _grow, _initial, _seed
+from qlib import _validate as V
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed, _transient
 
 __all__ = ['simulate']
 
@@ -17,16 +18,20 @@ __all__ = ['simulate']
 # ------------------------------------------------------------ simulate ----
 def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
              levels=None, record_dt=None, initial=None, progress=False,
-             batches=None, service=None, record_response=False):
+             batches=None, service=None, record_response=False, allow_unstable=False):
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
     ----------
-    graph : qlib.graphs.Graph
-        Base graph on positions ``0..n-1``.
+    graph : qlib.graphs.Graph or networkx.Graph
+        Base graph on positions ``0..n-1`` (an undirected networkx graph is
+        converted with :func:`qlib.graphs.from_networkx`).
     lam : float
-        Arrival rate per server (total ``lam * n``), ``0 < lam``; ``lam >= 1``
-        only with ``burn_in = 0`` (a transient run) and with a warning.
+        Arrival rate per server (total ``lam * n``), ``0 < lam``. ``lam >= 1``
+        is an unstable system whose queues grow without bound: it runs only as
+        a transient (``burn_in = 0``, or any ``burn_in`` with
+        ``allow_unstable=True``), with a ``RuntimeWarning``, and the result's
+        standard errors and intervals are NaN (no stationary intervals).
     mu : float
         Total rate of the Poisson resampling epochs, ``0 <= mu <= inf``;
         ``0``: static graph, ``inf``: a fresh permutation before each arrival.
@@ -67,20 +72,28 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         Also return every task's measured response time (runs the
         general-service kernel, with Exp(1) services when ``service`` is
         None or "exp").
+    allow_unstable : bool
+        Run ``lam >= 1`` with ``burn_in > 0`` too (exponential services
+        only); refused by default, since a burn-in promises a stationary
+        window that an unstable system never reaches.
 
     Returns
     -------
     SimulationResult
     """
+    graph = _as_graph(graph)
     if service is not None or record_response is not False:
         if check_law(service) is not None or record_response is not False:
-            return simulate_general(
+            if allow_unstable is not False:
+                raise ValueError("allow_unstable=True needs exponential services "
+                                 "(service=None or 'exp') and record_response=False")
+            return _transient(simulate_general(
                 graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
                 levels=levels, record_dt=record_dt, initial=initial,
                 progress=progress, batches=batches, service=service,
-                record_response=record_response)
+                record_response=record_response))
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
-                                          batches)
+                                          batches, allow_unstable)
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)
@@ -97,10 +110,9 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
             raise ValueError(f"levels must be >= 1, got {levels}")
     K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
     if record_dt is not None:
-        record_dt = float(record_dt)
-        if not (record_dt > 0 and np.isfinite(record_dt)):
-            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        record_dt = V.positive(record_dt, "record_dt")
         nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+        V.check_memory(8 * nrec * (K + 1), "record_dt", record_dt, what=f"the {nrec} recorded rows")
     else:
         nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
@@ -173,10 +185,10 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
     fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
-    return SimulationResult(
+    return _transient(SimulationResult(
         occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
         resamples=int(st[_RES]), arrivals=int(st[_ARR]),
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        **fields)
+        **fields))

@@ -1,8 +1,10 @@
 """What both kernels' front ends share: argument checks, seeds, the start state, growing the tracked levels."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 import numpy as np
+from qlib import _validate as V
 from qlib.graphs import Graph
 
 __all__ = []
@@ -73,42 +75,77 @@ def _seed(seed):
     return np.random.SeedSequence(int(seed)), int(seed)
 
 
-def _check_args(graph, lam, mu, t_end, burn_in, batches):
-    if not isinstance(graph, Graph):
-        raise TypeError("graph must be a qlib.graphs.Graph, "
-                        f"got {type(graph).__name__}")
+#: Bytes per server that ``simulate`` allocates besides the graph: the start
+#: state X, the packed records XA (16), the permutation P and the returned
+#: final queues, 8 bytes each (``simulate_general`` needs more: its heap and
+#: FIFO pool, so this is a floor for it).
+_BYTES_PER_SERVER = 40
+
+
+def _as_graph(graph):
+    """``graph`` as a :class:`qlib.graphs.Graph`; a networkx graph is converted
+    with :func:`qlib.graphs.from_networkx` (nodes relabelled ``0..n-1`` in
+    their iteration order)."""
+    if isinstance(graph, Graph):
+        return graph
+    try:
+        import networkx as nx
+    except ImportError:  # pragma: no cover
+        nx = None
+    if nx is not None and isinstance(graph, nx.Graph) and not graph.is_directed():
+        from qlib.graphs import from_networkx
+        return from_networkx(graph)
+    raise TypeError("graph must be a qlib.graphs.Graph or an undirected networkx.Graph "
+                    "(convert other graphs with qlib.graphs.from_networkx or "
+                    f"qlib.graphs.from_edges), got {type(graph).__name__}")
+
+
+def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
+    """Check simulate's common arguments; return ``lam, mu, t_end, burn_in`` as floats.
+
+    ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
+    or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` (the result's
+    standard errors are then NaN, see :func:`_transient`); with ``burn_in >
+    0`` and ``allow_unstable=False`` it is refused.
+    """
+    graph = _as_graph(graph)
     if not 1 <= graph.n < 2**31:
         raise ValueError(f"graph must have 1 <= n < 2**31 vertices, got {graph.n}")
-    try:
-        lam = float(lam)
-        mu = float(mu)
-        t_end = float(t_end)
-        burn_in = float(burn_in)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"lam, mu, t_end, burn_in must be real numbers ({e})")
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam must be positive and finite, got {lam}")
-    if np.isnan(mu) or mu < 0:
-        raise ValueError(f"mu must be >= 0 (inf allowed), got {mu}")
-    if not np.isfinite(burn_in) or burn_in < 0:
-        raise ValueError(f"burn_in must be finite and >= 0, got {burn_in}")
-    if not np.isfinite(t_end) or not t_end > burn_in:
+    V.check_memory(V.memory_estimate(n=graph.n, per_item=_BYTES_PER_SERVER), "n", graph.n,
+                   what=f"the per-server state ({_BYTES_PER_SERVER} bytes per server)")
+    lam = V.positive(lam, "lam")
+    mu = V.nonnegative(mu, "mu", allow_inf=True)
+    burn_in = V.nonnegative(burn_in, "burn_in")
+    t_end = V.real(t_end, "t_end")
+    if not t_end > burn_in:
         raise ValueError(f"t_end must be finite and > burn_in={burn_in}, "
                          f"got {t_end}")
+    allow_unstable = V.flag(allow_unstable, "allow_unstable")
     if lam >= 1:
-        if burn_in != 0:
+        if burn_in != 0 and not allow_unstable:
             raise ValueError(f"lam must be < 1 when burn_in > 0 (the system "
-                             f"is unstable for lam >= 1), got lam={lam}")
-        warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
-                      "transient over [0, t_end] is meaningful",
-                      RuntimeWarning, stacklevel=3)
+                             f"is unstable for lam >= 1), got lam={lam}; pass "
+                             "allow_unstable=True for a transient run")
+        warnings.warn(f"lam={lam} >= 1: the system is unstable; the result is the "
+                      "transient over [0, t_end], with no stationary intervals "
+                      "(standard errors are nan)", RuntimeWarning, stacklevel=3)
     if batches is None:
         return lam, mu, t_end, burn_in
-    if isinstance(batches, bool) or not isinstance(batches, (int, np.integer)):
-        raise TypeError("batches must be an int or None")
-    if batches < 2:
-        raise ValueError(f"batches must be >= 2, got {batches}")
+    V.integer(batches, "batches", lo=2)
     return lam, mu, t_end, burn_in
+
+
+def _transient(result):
+    """``result`` with its standard errors and intervals set to NaN when
+    ``result.lam >= 1`` (an unstable run: batch means of a transient estimate
+    nothing stationary); otherwise ``result`` itself."""
+    if result.lam < 1:
+        return result
+    nan = float("nan")
+    return dataclasses.replace(
+        result, occupancy_se=np.full_like(result.occupancy_se, nan),
+        occupancy_ci=np.full_like(result.occupancy_ci, nan), mean_response_time_se=nan,
+        response_time_ci=(nan, nan), se_reliable=False)
 
 
 def _grow(arr, K1, axis_len=None):
