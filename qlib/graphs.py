@@ -13,7 +13,7 @@ from qlib import _validate as V
 
 __all__ = ["Graph", "ring", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
-           "from_networkx"]
+           "from_networkx", "interacting_pairs_per_vertex"]
 
 
 #: A graph on n vertices takes at least this many bytes per vertex (indptr,
@@ -85,6 +85,13 @@ class Graph:
         from qlib.meanfield.degrees import DegreeDistribution  # lazy: a higher floor
         return DegreeDistribution.from_degrees(self.degrees)
 
+    def adjacency(self):
+        """The adjacency matrix ``A`` (``A[u, v] = 1`` iff ``u ~ v``) as a
+        ``scipy.sparse.csr_matrix`` of float64 sharing this graph's CSR layout."""
+        import scipy.sparse as sps  # lazy: keeps `import qlib.graphs` light
+        return sps.csr_matrix((np.ones(self.indices.size), self.indices.copy(),
+                               self.indptr.copy()), shape=(self.n, self.n))
+
     def to_networkx(self):
         """The same graph as an undirected ``networkx.Graph`` on nodes ``0..n-1``."""
         import networkx as nx
@@ -97,6 +104,39 @@ class Graph:
 
     def __repr__(self):
         return f"Graph(name={self.name!r}, n={self.n}, edges={self.num_edges})"
+
+
+def interacting_pairs_per_vertex(graph) -> float:
+    """``P_n / n``: ordered pairs of positions at distance at most 2, per position.
+
+    Two arrivals can interact when the closed neighbourhoods of their
+    positions meet, that is when the positions are at distance ``<= 2``;
+    ``P_n`` is the number of such ordered pairs (a position with itself
+    included), the number of non-zero entries of ``(A + I)^2``.
+
+    Parameters
+    ----------
+    graph : Graph
+
+    Returns
+    -------
+    float
+        ``P_n / n``; at most ``1 + Δ + Δ(Δ − 1)`` for maximum degree ``Δ``.
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a :class:`Graph`.
+    ValueError
+        If the graph has no vertices.
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a qlib.graphs.Graph, got {type(graph).__name__}")
+    if graph.n == 0:
+        raise ValueError("graph must have n >= 1 vertices, got 0")
+    import scipy.sparse as sps
+    B = graph.adjacency() + sps.identity(graph.n, format="csr")
+    return (B @ B).nnz / graph.n
 
 
 def _from_pairs(n, a, b, name, clean=True):
