@@ -11,7 +11,7 @@ xoshiro streams, ring) and the visit is the exponential kernel's body
 verbatim (``_chunk``), cut only where all state is in the arrays, as at the
 slice ends of ``progress=True``.  So every replication's random stream and
 path, and every field of its result but ``wall_time``, are bit for bit what
-:func:`qlib.sim.simulate` returns for the same seed alone
+:func:`qlib.sim.simulate <qlib.sim.run.simulate>` returns for the same seed alone
 (``tests/test_interleave.py``); interleaving changes speed only.
 
 Memory: a group of G replications holds G copies of the 24-byte-per-server
@@ -27,8 +27,8 @@ import numba
 import numpy as np
 
 from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS, _H0,
-                             _H1, _IREC, _KC, _NST, _RES, _depth, _exp1, _prefetch,
-                             _place, _place_local, _step)
+                             _H1, _HP, _IREC, _KC, _NST, _RES, _depth, _exp1,
+                             _prefetch, _place, _place_local, _step)
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.sim.start import _check_args, _grow, _initial, _seed
 
@@ -71,6 +71,7 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     h0 = st[_H0]
     h1 = st[_H1]
     ec = st[_EC]
+    hp = st[_HP]
     t = fs[0]
     td = fs[1]
     s0, s1, s2, s3 = rs[0], rs[1], rs[2], rs[3]
@@ -86,6 +87,8 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     # (the same servers from the same draws, without their memory traffic)
     m = cand.shape[0]
     local = mu_inf and m <= 16
+    # 0 < mu < inf, pipelined: the permutation is drawn at stage 2 (below)
+    early = looks and pf and not mu_inf
     blen = (t_end - burn_in) / nbatch
     # row of integ/rsum/rcnt that the current time belongs to; row nbatch
     # collects the burn-in and is discarded
@@ -151,28 +154,44 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                                 _prefetch(A, j)
                             _prefetch(X, j)   # the server, unless slot j moved
             h1 += 1
-        # stage 2, event ec + D2: the servers' lines (prefetch only)
-        if D2 > 0:
+        # stage 2, event ec + D2: the servers' lines.  ``early`` (0 < mu <
+        # inf, pipelined): place the positions of the arrival under its
+        # epoch's permutation here -- the lazy shuffle depends on the
+        # positions and the epochs only, never on the queues, so it can run
+        # in event order D2 events ahead, where its dependent misses (a
+        # used slot's fallback, a slot or position already drawn this
+        # epoch) overlap the events in between instead of stalling the one
+        # that needs the server -- keep the servers in bu[sl, 1:] and ask
+        # for their lines
+        if early:
+            while hp <= ec + D2:
+                sl = hp & mask
+                v = bk[sl]
+                if 0 <= v < n:
+                    lo = indptr[v]
+                    for k in range(indptr[v + 1] - lo + 1):
+                        w = v if k == 0 else indices[lo + k - 1]
+                        if epoch == 0:
+                            s = w
+                        else:
+                            s, kc = _place(w, bu[sl, k + 1], epoch, P, A, kc, n)
+                        bu[sl, k + 1] = s    # exact: s < 2**31
+                        _prefetch(X, s)
+                elif v < 0:
+                    # resampling epoch: a fresh uniform permutation, O(1)
+                    epoch += 1
+                    kc = 0
+                    if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                        P[:] = -1
+                        A[:] = -1
+                        epoch = 1
+                hp += 1
+        elif D2 > 0 and not looks:
             sl = (ec + D2) & mask
             v = bk[sl]
             if 0 <= v < n:
-                lo = indptr[v]
-                hi = indptr[v + 1]
-                if not looks:
-                    for p in range(lo, hi):
-                        _prefetch(X, indices[p])
-                elif not mu_inf:
-                    # positions or slots already used in this epoch hold
-                    # another server: ask for its line
-                    for k in range(hi - lo + 1):
-                        w = v if k == 0 else indices[lo + k - 1]
-                        pw = P[w]
-                        if (pw >> _HI) == epoch:
-                            _prefetch(X, pw & _LOW)
-                        else:
-                            a = A[min(np.int64(bu[sl, k + 1] * n), n - 1)]
-                            if (a >> _HI) == epoch:
-                                _prefetch(X, a & _LOW)
+                for p in range(indptr[v], indptr[v + 1]):
+                    _prefetch(X, indices[p])
         # run event ec
         sl = ec & mask
         tnext = bt[sl]
@@ -220,7 +239,9 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                     A[:] = -1
                     epoch = 1
             lo = indptr[v]
-            if local:
+            if early:        # placed at stage 2
+                s = np.int64(bu[sl, 1])
+            elif local:
                 s, kc = _place_local(v, bu[sl, 1], 0, n, lslot, lval, lpos, lsrv)
             elif epoch == 0:
                 s = v
@@ -231,7 +252,9 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             nt = 1
             for p in range(lo, indptr[v + 1]):
                 w = indices[p]
-                if local:
+                if early:
+                    s = np.int64(bu[sl, p - lo + 2])
+                elif local:
                     s, kc = _place_local(w, bu[sl, p - lo + 2], kc, n,
                                          lslot, lval, lpos, lsrv)
                 elif epoch == 0:
@@ -264,14 +287,16 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if lv >= K:
                 code = 1
         else:
-            # resampling epoch: a fresh uniform permutation, O(1)
-            epoch += 1
-            kc = 0
+            # resampling epoch: a fresh uniform permutation, O(1) (begun at
+            # stage 2 when early)
             resamples += 1
-            if epoch > epoch_max:  # O(n) once per 2**31 epochs
-                P[:] = -1
-                A[:] = -1
-                epoch = 1
+            if not early:
+                epoch += 1
+                kc = 0
+                if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                    P[:] = -1
+                    A[:] = -1
+                    epoch = 1
         events += 1
         if code:
             break
@@ -290,9 +315,8 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     st[_H0] = h0
     st[_H1] = h1
     st[_EC] = ec
+    st[_HP] = hp
     return code
-
-
 
 
 @numba.njit(cache=True, nogil=True)
@@ -342,13 +366,13 @@ def _block(n):
 def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
                          levels=None, record_dt=None, initial=None,
                          batches=None, depth=None, block=None):
-    """Independent runs of :func:`qlib.sim.simulate` (exponential services),
+    """Independent runs of :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (exponential services),
     one per seed, advanced together in one interleaved loop.
 
     Parameters
     ----------
     graph, lam, mu, t_end, burn_in, levels, record_dt, initial, batches
-        As for :func:`qlib.sim.simulate`, the same for every run.
+        As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>`, the same for every run.
     seeds : sequence of (None, int >= 0 or numpy.random.SeedSequence)
         One per run; run ``r`` returns what ``simulate(..., seed=seeds[r])``
         returns, bit for bit (every field but ``wall_time``).

@@ -30,7 +30,10 @@ Implementation (all O(1) per event, memory 24 bytes per server):
   ``numpy.random.SeedSequence``; what an event draws does not depend on the
   state, so the kernel draws the events ``e+1, ..., e+D`` ahead and asks for
   their cache lines (software prefetch) while event ``e`` runs: at large n
-  the memory misses of D events overlap (see "the pipeline" below).  The
+  the memory misses of D events overlap (see "the pipeline" below); for
+  0 < mu < inf the lazy permutation itself is drawn D/3 events ahead (it
+  depends on the positions and epochs, not on the queues), so that the
+  dependent misses of its used-slot fallback overlap other events.  The
   kernel can stop at any time (``progress=True`` bars, growing the tracked
   levels) and resume with bitwise-identical results.
 """
@@ -74,7 +77,8 @@ __all__ = []
 # for bit); D only changes speed.
 _EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED = range(10)
 _H0, _H1, _EC = 10, 11, 12   # events drawn by stream 1, by stream 2, run
-_NST = 13
+_HP = 13                     # events whose positions are placed
+_NST = 14
 
 
 _LOW = np.int64(0xFFFFFFFF)
@@ -85,7 +89,7 @@ EPOCH_MAX = 2**31 - 1  # stamps live in the high 32 bits of P and A
 @numba.njit(cache=True, inline="always")
 def _lookup(w, epoch, P, A, kc, n, s0, s1, s2, s3):
     """Server at position ``w`` under the current epoch's permutation (the
-    kernel before issue 19; still used by :mod:`qlib._general`).
+    kernel before issue 19; still used by :mod:`qlib.sim.general`).
 
     ``P[w] = stamp << 32 | server`` caches positions already drawn this
     epoch; the first look at ``w`` draws its server uniformly from those not
@@ -228,6 +232,7 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     h0 = st[_H0]
     h1 = st[_H1]
     ec = st[_EC]
+    hp = st[_HP]
     t = fs[0]
     td = fs[1]
     s0, s1, s2, s3 = rs[0], rs[1], rs[2], rs[3]
@@ -243,6 +248,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     # (the same servers from the same draws, without their memory traffic)
     m = cand.shape[0]
     local = mu_inf and m <= 16
+    # 0 < mu < inf, pipelined: the permutation is drawn at stage 2 (below)
+    early = looks and pf and not mu_inf
     lslot = np.empty(m, np.int64)
     lval = np.empty(m, np.int64)
     lpos = np.empty(m, np.int64)
@@ -309,28 +316,44 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                                 _prefetch(A, j)
                             _prefetch(X, j)   # the server, unless slot j moved
             h1 += 1
-        # stage 2, event ec + D2: the servers' lines (prefetch only)
-        if D2 > 0:
+        # stage 2, event ec + D2: the servers' lines.  ``early`` (0 < mu <
+        # inf, pipelined): place the positions of the arrival under its
+        # epoch's permutation here -- the lazy shuffle depends on the
+        # positions and the epochs only, never on the queues, so it can run
+        # in event order D2 events ahead, where its dependent misses (a
+        # used slot's fallback, a slot or position already drawn this
+        # epoch) overlap the events in between instead of stalling the one
+        # that needs the server -- keep the servers in bu[sl, 1:] and ask
+        # for their lines
+        if early:
+            while hp <= ec + D2:
+                sl = hp & mask
+                v = bk[sl]
+                if 0 <= v < n:
+                    lo = indptr[v]
+                    for k in range(indptr[v + 1] - lo + 1):
+                        w = v if k == 0 else indices[lo + k - 1]
+                        if epoch == 0:
+                            s = w
+                        else:
+                            s, kc = _place(w, bu[sl, k + 1], epoch, P, A, kc, n)
+                        bu[sl, k + 1] = s    # exact: s < 2**31
+                        _prefetch(X, s)
+                elif v < 0:
+                    # resampling epoch: a fresh uniform permutation, O(1)
+                    epoch += 1
+                    kc = 0
+                    if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                        P[:] = -1
+                        A[:] = -1
+                        epoch = 1
+                hp += 1
+        elif D2 > 0 and not looks:
             sl = (ec + D2) & mask
             v = bk[sl]
             if 0 <= v < n:
-                lo = indptr[v]
-                hi = indptr[v + 1]
-                if not looks:
-                    for p in range(lo, hi):
-                        _prefetch(X, indices[p])
-                elif not mu_inf:
-                    # positions or slots already used in this epoch hold
-                    # another server: ask for its line
-                    for k in range(hi - lo + 1):
-                        w = v if k == 0 else indices[lo + k - 1]
-                        pw = P[w]
-                        if (pw >> _HI) == epoch:
-                            _prefetch(X, pw & _LOW)
-                        else:
-                            a = A[min(np.int64(bu[sl, k + 1] * n), n - 1)]
-                            if (a >> _HI) == epoch:
-                                _prefetch(X, a & _LOW)
+                for p in range(indptr[v], indptr[v + 1]):
+                    _prefetch(X, indices[p])
         # run event ec
         sl = ec & mask
         tnext = bt[sl]
@@ -378,7 +401,9 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                     A[:] = -1
                     epoch = 1
             lo = indptr[v]
-            if local:
+            if early:        # placed at stage 2
+                s = np.int64(bu[sl, 1])
+            elif local:
                 s, kc = _place_local(v, bu[sl, 1], 0, n, lslot, lval, lpos, lsrv)
             elif epoch == 0:
                 s = v
@@ -389,7 +414,9 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             nt = 1
             for p in range(lo, indptr[v + 1]):
                 w = indices[p]
-                if local:
+                if early:
+                    s = np.int64(bu[sl, p - lo + 2])
+                elif local:
                     s, kc = _place_local(w, bu[sl, p - lo + 2], kc, n,
                                          lslot, lval, lpos, lsrv)
                 elif epoch == 0:
@@ -422,14 +449,16 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if lv >= K:
                 code = 1
         else:
-            # resampling epoch: a fresh uniform permutation, O(1)
-            epoch += 1
-            kc = 0
+            # resampling epoch: a fresh uniform permutation, O(1) (begun at
+            # stage 2 when early)
             resamples += 1
-            if epoch > epoch_max:  # O(n) once per 2**31 epochs
-                P[:] = -1
-                A[:] = -1
-                epoch = 1
+            if not early:
+                epoch += 1
+                kc = 0
+                if epoch > epoch_max:  # O(n) once per 2**31 epochs
+                    P[:] = -1
+                    A[:] = -1
+                    epoch = 1
         events += 1
         if code:
             break
@@ -448,6 +477,7 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     st[_H0] = h0
     st[_H1] = h1
     st[_EC] = ec
+    st[_HP] = hp
     return code
 
 
