@@ -98,6 +98,10 @@ ROWS = [
     ("replicate-graph-networkx", lambda: replicate(nx.cycle_graph(10), 0.5, replications=2, t_end=1.0,
                                                    seed=0), ("runs", lambda r: r.replications == 2)),
     # --- simulate_jsq, simulate_tasks, simulate_jsq_d ------------------------
+    # the n = 1e9: the occupancy chain holds no per-server state, so
+    # nothing is refused; a window of 1e-6 gives no honest error bar, and it warns
+    ("simulate_jsq-n-1e9-short", lambda: simulate_jsq(10**9, 1.0, t_end=1e-6, seed=0),
+     ("warns", RuntimeWarning, "", lambda r: not r.se_reliable)),
     ("simulate_jsq-n-float", lambda: simulate_jsq(10.0, 1.0, t_end=1.0), (TypeError, "n")),
     ("simulate_jsq-beta-str", lambda: simulate_jsq(10, "1", t_end=1.0), (TypeError, "beta")),
     ("simulate_jsq-beta-big", lambda: simulate_jsq(4, 2.5, t_end=1.0), (ValueError, "beta")),

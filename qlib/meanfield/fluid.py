@@ -15,7 +15,6 @@ The tail of the equilibrium (bounds, log-space recursion) is in
 from __future__ import annotations
 
 import math
-import numbers
 import numpy as np
 from dataclasses import dataclass
 from scipy.integrate import solve_ivp
@@ -489,8 +488,7 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
-    if isinstance(mu, bool) or not isinstance(mu, numbers.Real) or not math.isfinite(float(mu)):
-        raise ValueError(f"mu must be a finite real number, got {mu!r}")
+    mu = V.real(mu, "mu")
     q = equilibrium(lam, degrees, tol=tol)
     c = lam * _gprime(q[1:], degrees)
     if np.any(c <= 0):

@@ -37,7 +37,6 @@ derives the formulas with sympy and checks them against exact chains
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -187,10 +186,8 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     if not isinstance(replacement, (bool, np.bool_)):
         raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
     for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):
-        if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < 2:
-            raise ValueError(f"{name} must be an integer >= 2, got {val!r}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
-        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+        V.integer(val, name, lo=2)
+    tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
     pmf = np.asarray(degrees.pmf, dtype=float)
     q = equilibrium(lam, degrees, tol=1e-12)
 

@@ -104,10 +104,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
             rs[k] = np.uint64(1)
     xmax = int(X.max())
     if levels is not None:
-        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-            raise TypeError("levels must be an int")
-        if levels < 1:
-            raise ValueError(f"levels must be >= 1, got {levels}")
+        V.integer(levels, "levels", lo=1)
     K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
     if record_dt is not None:
         record_dt = V.positive(record_dt, "record_dt")

@@ -116,7 +116,7 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
     lam = V.positive(lam, "lam")
     mu = V.nonnegative(mu, "mu", allow_inf=True)
     burn_in = V.nonnegative(burn_in, "burn_in")
-    t_end = V.real(t_end, "t_end")
+    t_end = V.positive(t_end, "t_end")
     if not t_end > burn_in:
         raise ValueError(f"t_end must be finite and > burn_in={burn_in}, "
                          f"got {t_end}")
