@@ -73,14 +73,43 @@ def test_batch_means_coverage_mm1():
     assert 0.93 <= np.mean(cover) <= 0.97, np.mean(cover)
 
 
-def test_batch_means_raises_when_short_or_correlated():
+def test_batch_means_raises_when_short_warns_when_correlated():
     x = ar1_paths(0.99, 2000, 1, 5)[0]        # 20 τ_int: far too short
     with pytest.raises(ValueError, match="too short"):
         stats.batch_means(x)
-    # a forced batch length far below τ_int leaves correlated batch means
+    # a forced batch length far below τ_int leaves correlated batch means:
+    # a warning, not an exception, and reliable is False
     y = ar1_paths(0.999, 20_000, 1, 6)[0]
-    with pytest.raises(ValueError, match="correlated|too short"):
-        stats.batch_means(y, tau=5.0)
+    with pytest.warns(RuntimeWarning, match="still correlated"):
+        bm = stats.batch_means(y, tau=5.0)
+    assert not bm.reliable and bm.lag1 > bm.lag1_critical
+    # the lag-1 level is family-wise: m columns share alpha (Bonferroni)
+    z = ar1_paths(0.5, 20_000, 3, 7).T
+    bm3 = stats.batch_means(z)
+    assert bm3.lag1_critical == pytest.approx(stats.lag1_threshold(bm3.n_batches, 0.01 / 3))
+    assert bm3.reliable
+
+
+def test_slice_batches_rules():
+    rng = np.random.default_rng(12)
+    s = ar1_paths(0.9, 4000, 2, 13).T               # 4000 slices, τ_int ≈ 9.5 slices
+    sb = stats.slice_batches(s, 4000.0)
+    bm = stats.batch_means(s, 1.0, check=False)
+    assert sb.n_batches == bm.n_batches and sb.corr_length == bm.length
+    np.testing.assert_allclose(sb.means(s), s[4000 - sb.n_batches * sb.per:].reshape(
+        sb.n_batches, sb.per, 2).mean(axis=1))
+    assert sb.lag1 == pytest.approx(float(np.max(bm.lag1)))
+    # a constant column is neither measured nor tested
+    sc = stats.slice_batches(np.column_stack([s, np.ones(4000)]), 4000.0)
+    assert sc.n_batches == sb.n_batches and sc.lag1_critical == sb.lag1_critical
+    # a short window warns (never raises) and is flagged
+    with pytest.warns(RuntimeWarning, match="standard errors unreliable"):
+        short = stats.slice_batches(ar1_paths(0.999, 4000, 1, 14).T, 4000.0)
+    assert not short.reliable and short.n_batches == 10
+    fixed = stats.slice_batches(rng.normal(size=(20, 2)), 5.0, batches=20)
+    assert fixed.n_batches == 20 and fixed.reliable and math.isnan(fixed.corr_length)
+    with pytest.raises(ValueError, match="batches"):
+        stats.slice_batches(s, 1.0, batches=1)
 
 
 def test_batch_means_columns_share_batches():
@@ -196,6 +225,21 @@ def test_equivalence_tost_size_and_power():
     assert f.crit[0] == pytest.approx(float(stats.t_quantile(1 - 0.025, 19)))
 
 
+def test_equivalence_intersection_union_controls_the_global_claim():
+    # two checks, one exactly at its margin: "both equivalent" is a false
+    # claim, and the IUT (each check at α, no correction) makes it in <= α
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2000, 2, 10)) + np.array([0.5, 0.0])[None, :, None]
+    mean, se = x.mean(axis=2), x.std(axis=2, ddof=1) / math.sqrt(10)
+    both = [stats.equivalence(mu, s, 9, 0.5, method="iut").passed for mu, s in zip(mean, se)]
+    assert np.mean(both) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000), np.mean(both)
+    # and it resolves smaller margins than Bonferroni over the same checks
+    e_iut = stats.equivalence([0.0, 0.0], [1.0, 1.0], 9, 5.0, method="iut")
+    e_bon = stats.equivalence([0.0, 0.0], [1.0, 1.0], 9, 5.0)
+    assert np.all(e_iut.resolvable < e_bon.resolvable) and e_iut.crit[0] == pytest.approx(1.833113, abs=1e-5)
+    assert "intersection-union" in e_iut.report()
+
+
 def test_burn_in_check_as_equivalence():
     rng = np.random.default_rng(7)
     t = np.arange(4000)
@@ -240,6 +284,7 @@ def test_burn_in_check_as_equivalence():
     (lambda: stats.replications_needed(1.0, 1.0, r_pilot=1), "r_pilot"),
     (lambda: stats.equivalence(0.0, 1.0, 5, 0.0), "margin"),
     (lambda: stats.equivalence(0.0, 0.0, 5, 1.0), "se"),
+    (lambda: stats.equivalence(0.0, 1.0, 5, 1.0, method="holm"), "method"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

@@ -203,14 +203,13 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
     :class:`JSQResult` from the kernel's per-slice integrals ``acc`` (shape
     ``(nfine, 5)``), arrivals ``arr`` and waiting arrivals ``warr``.
 
-    With ``batches=None`` the batch length comes from
-    :func:`qlib.stats.batch_means` (at least 20 correlation lengths, 10 to
-    20 batches), measured on the five time averages and on the linearised
-    ratio ``warr − p̂ arr`` of ``p_wait``; warns when the window is too
-    short. With an int, every slice is a batch (``nfine == batches``).
+    The batches are :func:`qlib.stats.slice_batches` (the rules shared with
+    :func:`qlib.simulate`) on the five time averages and on the linearised
+    ratio ``warr − p̂ arr`` of ``p_wait``: at least 20 correlation lengths,
+    10 to 20 batches, a family-wise 1 % lag-1 test, and a warning when the
+    window is too short. With an int, every slice is a batch (``nfine ==
+    batches``).
     """
-    import warnings
-
     from qlib import stats
     nf = acc.shape[0]
     dt = window / nf
@@ -218,47 +217,23 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
     A = arr.sum()
     R = float(warr.sum() / A) if A > 0 else float("nan")
     lin = warr - (R if A > 0 else 0.0) * arr       # p_wait's linearised residual
-    if batches is None:
-        series = np.column_stack([x, lin])
-        cols = [j for j in range(series.shape[1]) if np.ptp(series[:, j]) > 0] or [0]
-        bm = stats.batch_means(series[:, cols], dt, check=False)
-        k, L = bm.n_batches, float(bm.length)
-    else:
-        cols, k, L = None, nf, float("nan")
-    # k near-equal groups covering every slice (at most one slice apart)
-    starts = (np.arange(k) * nf) // k
-    sizes = np.diff(np.append(starts, nf))
-    xb = np.add.reduceat(x, starts, axis=0) / sizes[:, None]
-    ab = np.add.reduceat(arr, starts)
-    zb = np.add.reduceat(lin, starts)
+    sb = stats.slice_batches(np.column_stack([x, lin]), window, batches=batches, stacklevel=3)
+    k = sb.n_batches
+    xb = sb.means(x)
+    ab = sb.sums(arr)
+    zb = sb.sums(lin)
     se = xb.std(axis=0, ddof=1) / math.sqrt(k)
     # delta method for the ratio Σ warr / Σ arr: the batch residuals
     # Σ_b (warr − p̂ arr) over the mean arrivals per batch
     p_se = float(zb.std(ddof=1) / math.sqrt(k) / ab.mean()) if A > 0 else float("nan")
-    lag = stats._lag1(np.column_stack([xb, zb]))
-    if cols is None:
-        lag1, reliable = float(np.max(lag)), True
-    else:
-        lag1 = float(np.max(lag[cols]))
-        thr = stats.lag1_threshold(k, 0.01 / len(cols))
-        blen = window / k
-        reliable = bool(blen >= 20 * L * (1 - 1e-9) and k >= 10 and lag1 <= thr)
-        if not reliable:
-            warnings.warn(
-                f"standard errors unreliable: the window of {window:.4g} time units "
-                f"holds {window / L:.3g} correlation lengths (L = {L:.4g}); 10 "
-                f"decorrelated batches need about {200 * L:.4g} (largest lag-1 "
-                f"correlation of the batch means {lag1:.2f}, 1 % critical value "
-                f"{thr:.2f}). Run longer (t_end − burn_in >= {200 * L:.4g}) or use "
-                "independent replications", RuntimeWarning, stacklevel=3)
     tq = float(stats.t_quantile(0.975, k - 1))
     means = x.mean(axis=0)
     ci = [(float(m - tq * s), float(m + tq * s)) for m, s in zip(means, se)]
     return dict(
         se=[float(s) for s in se], ci=ci, p_wait=R, p_wait_se=p_se,
         p_wait_ci=(R - tq * p_se, R + tq * p_se), batches=int(k),
-        batch_length=window / k, corr_length=L, batch_lag1=lag1,
-        se_reliable=reliable, batch_averages=xb)
+        batch_length=float(sb.batch_length), corr_length=float(sb.corr_length),
+        batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable), batch_averages=xb)
 
 
 def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,

@@ -1,7 +1,6 @@
 """What a run returns: SimulationResult and ReplicationResult, with their batch-means fields and intervals."""
 from __future__ import annotations
 
-import warnings
 import numpy as np
 from dataclasses import dataclass
 from qlib import stats
@@ -61,10 +60,13 @@ class SimulationResult:
         Measured correlation length ``L`` (:func:`qlib.stats.batch_means`;
         nan with a fixed ``batches``).
     batch_lag1 : float
-        Lag-1 correlation of the batch means of q(1).
+        Largest lag-1 correlation of the batch means over the series the
+        batches are tested on (the occupancy levels holding at least 1 % of
+        the servers and the mean queue length).
     se_reliable : bool
         Whether the batches are at least 20 correlation lengths long, at
-        least 10, and their lag-1 correlation passes the 1 % test.
+        least 10, and their lag-1 correlations pass the family-wise 1 % test
+        (:func:`qlib.stats.slice_batches`).
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
@@ -105,51 +107,29 @@ class SimulationResult:
 _FINE = 4000   # slices of the measurement window (batch means group them)
 
 
-def _group_batches(occ_f, dt, batches, window):
-    """Start indices of the batches: groups of the ``len(occ_f)`` slices.
-
-    With ``batches`` given, equal groups (the old fixed scheme). Otherwise
-    :func:`qlib.stats.batch_means` sizes them: at least 20 measured
-    correlation lengths each, 10 to 20 batches; it is measured on the
-    occupancy levels holding at least 1 % of the servers and on the mean
-    queue length. Warns when the window is too short for 10 such batches or
-    the batch means stay correlated.
-    """
-    nf = occ_f.shape[0]
-    if batches is not None:
-        return np.arange(batches) * (nf // batches), dict(
-            batch_length=window / batches, corr_length=float("nan"), reliable=True)
+def _batch_series(occ_f):
+    """The series the batches are sized and tested on: the occupancy levels
+    holding at least 1 % of the servers (rarer levels carry little weight and
+    a noisy correlation estimate) and the mean queue length."""
     cols = [j for j in range(1, occ_f.shape[1]) if occ_f[:, j].mean() >= 0.01]
-    series = np.column_stack([occ_f[:, cols], occ_f[:, 1:].sum(axis=1)]) if cols \
-        else occ_f[:, :1]
-    bm = stats.batch_means(series, dt, check=False)
-    k = bm.n_batches
-    thr = stats.lag1_threshold(k)
-    reliable = bool(bm.batch_length >= 20 * bm.length and k >= 10
-                    and np.all(np.atleast_1d(bm.lag1) <= thr))
-    if not reliable:
-        warnings.warn(
-            f"standard errors unreliable: the window of {window:.4g} time units holds "
-            f"{window / bm.length:.3g} correlation lengths (L = {bm.length:.4g}); "
-            f"10 decorrelated batches need about {200 * bm.length:.4g} "
-            f"(largest lag-1 correlation of the batch means "
-            f"{float(np.max(np.atleast_1d(bm.lag1))):.2f}). Run longer or use "
-            "replicate()", RuntimeWarning, stacklevel=3)
-    per = nf // k
-    return np.arange(k) * per + (nf - k * per), dict(
-        batch_length=per * dt, corr_length=bm.length, reliable=reliable)
+    return np.column_stack([occ_f[:, cols], occ_f[:, 1:].sum(axis=1)]) if cols else occ_f[:, :1]
 
 
 def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
     """The batch-means fields of a :class:`SimulationResult` (s.e., Student-t
     intervals, batch series and their diagnostics) from the fine slices of a
     run: ``occ_f`` (time averages of the occupancy per slice), ``rsum`` and
-    ``rcnt`` (response-time sums and counts per slice)."""
-    groups, info = _group_batches(occ_f, blen, batches, window)
-    occ_b = np.add.reduceat(occ_f, groups, axis=0) / np.diff(np.append(groups, nfine))[:, None]
-    k = len(groups)
-    rs_b = np.add.reduceat(rsum[:nfine], groups)
-    rc_b = np.add.reduceat(rcnt[:nfine], groups)
+    ``rcnt`` (response-time sums and counts per slice).
+
+    The batches are :func:`qlib.stats.slice_batches` on :func:`_batch_series`
+    (the rules shared with ``simulate_jsq``); it warns when the window is too
+    short for 10 batches of 20 correlation lengths or the batch means stay
+    correlated (family-wise 1 % lag-1 test)."""
+    sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches, stacklevel=3)
+    occ_b = sb.means(occ_f[:nfine])
+    k = sb.n_batches
+    rs_b = sb.sums(rsum[:nfine])
+    rc_b = sb.sums(rcnt[:nfine])
     occ_se = occ_b.std(axis=0, ddof=1) / np.sqrt(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         rb = rs_b / rc_b
@@ -157,14 +137,13 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
     ok = rc_b > 0
     R_se = rb[ok].std(ddof=1) / np.sqrt(ok.sum()) if ok.sum() > 1 else np.nan
     tq = float(stats.t_quantile(0.975, k - 1))
-    lag1 = stats._lag1(occ_b[:, 1:2]) if occ.size > 1 else np.zeros(1)
     return dict(
         occupancy_se=occ_se, mean_response_time=float(R), mean_response_time_se=float(R_se),
         batch_occupancy=occ_b, batch_response_time=rb, batches=k,
         occupancy_ci=np.vstack([occ - tq * occ_se, occ + tq * occ_se]),
         response_time_ci=(float(R - tq * R_se), float(R + tq * R_se)),
-        batch_lag1=float(lag1[0]), batch_length=float(info["batch_length"]),
-        corr_length=float(info["corr_length"]), se_reliable=bool(info["reliable"]))
+        batch_lag1=float(sb.lag1), batch_length=float(sb.batch_length),
+        corr_length=float(sb.corr_length), se_reliable=bool(sb.reliable))
 
 
 # ----------------------------------------------------------- replicate ----

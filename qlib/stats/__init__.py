@@ -8,7 +8,10 @@ One home for the conventions of the book:
 * **Time averages of one path** get their standard error from batch means
   whose batch length is many times the path's *measured* integrated
   autocorrelation time (:func:`iat`, :func:`batch_means`). The lag-1
-  correlation of the batch means is returned and tested.
+  correlation of the batch means is returned and tested at a family-wise
+  1 % over the series (a warning, never an exception: a correctly sized run
+  fails it by chance). Simulators group their slices by one shared rule
+  (:func:`slice_batches`).
 * **Families of checks** are tested together at a family-wise level
   (Bonferroni or Holm) with t quantiles (:func:`simultaneous`).
 * Every check reports the **smallest deviation it could detect** with 80 %
@@ -39,10 +42,11 @@ lengths and batch means), :mod:`qlib.stats.burn_in` (burn-in tests).
 from qlib.stats.intervals import (Equivalence, Family, LogLogFit, ReplicationCI,  # noqa: F401
                                   critical_value, detectable, equivalence, loglog_slope,
                                   replication_ci, replications_needed, simultaneous, t_quantile)
-from qlib.stats.batch import BatchMeans, batch_means, iat, lag1_threshold, _lag1  # noqa: F401
+from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
+                              slice_batches, _lag1)
 from qlib.stats.burn_in import BurnIn, burn_in_check  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
            "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
            "burn_in_check", "BurnIn", "t_quantile", "lag1_threshold", "critical_value",
-           "replications_needed", "equivalence", "Equivalence"]
+           "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches"]

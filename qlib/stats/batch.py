@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 import numpy as np
 from dataclasses import dataclass
 from scipy import stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 
-__all__ = ['iat', 'batch_means', 'BatchMeans', 'lag1_threshold']
+__all__ = ['iat', 'batch_means', 'BatchMeans', 'lag1_threshold', 'slice_batches', 'SliceBatches']
 
 
 # ---------------------------------------------------------------- autocorrelation
@@ -144,6 +145,13 @@ class BatchMeans(_Interval):
         Lag-1 correlation of the batch means per series.
     length : float
         The correlation length ``L`` that set the batch length (time units).
+    lag1_critical : float
+        Critical value of the lag-1 test at family-wise ``lag1_alpha`` over
+        the non-constant columns (:func:`lag1_threshold`).
+    reliable : bool
+        The path held ``min_batches`` batches of ``batch_factor`` correlation
+        lengths and no column's lag-1 correlation exceeds ``lag1_critical``
+        (otherwise a ``RuntimeWarning`` said so, with ``check=True``).
     """
 
     mean: object
@@ -156,6 +164,8 @@ class BatchMeans(_Interval):
     tau: object
     lag1: object
     length: float
+    lag1_critical: float = float("nan")
+    reliable: bool = True
 
 
 def _lag1(b):
@@ -171,6 +181,19 @@ def lag1_threshold(k, alpha=0.01):
 
     Under independence the lag-1 sample correlation is approximately normal
     with mean ``−1/k`` and variance ``(k − 2)²/(k²(k − 1))`` (von Neumann).
+    For a family of ``m`` series tested together pass ``alpha / m``
+    (Bonferroni), as :func:`batch_means` and :func:`slice_batches` do.
+
+    Parameters
+    ----------
+    k : int
+        Number of batch means, ``>= 3``.
+    alpha : float, default 0.01
+        Level of the one-sided test.
+
+    Returns
+    -------
+    float
     """
     mean = -1.0 / k
     sd = (k - 2) / (k * math.sqrt(k - 1))
@@ -219,11 +242,16 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
         Use this correlation length (time units) instead of measuring it,
         e.g. one measured on a longer pilot run.
     lag1_alpha : float, default 0.01
-        Level of the one-sided test that the batch means are uncorrelated.
+        Family-wise level of the one-sided tests that the batch means are
+        uncorrelated: Bonferroni over the non-constant columns, so that a
+        correctly sized run of ``m`` series warns with probability about
+        ``lag1_alpha``, not ``m · lag1_alpha``.
     check : bool, default True
-        Raise when there are too few batches or the batch means are still
-        correlated; with ``check=False`` the result is returned anyway (the
-        caller inspects ``n_batches`` and ``lag1``).
+        Raise when the path is too short for ``min_batches`` batches, and
+        warn (``RuntimeWarning``, never an exception: on a correctly sized
+        run it fires by chance with probability ``lag1_alpha``) when the
+        batch means are still correlated. With ``check=False`` the result is
+        returned silently (the caller inspects ``reliable`` and ``lag1``).
 
     Returns
     -------
@@ -232,9 +260,14 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
     Raises
     ------
     ValueError
-        If the path is shorter than ``min_batches · batch_factor · τ_int``
-        (the message says how long it must be), or if the lag-1 correlation
-        of the batch means exceeds the ``lag1_alpha`` critical value.
+        With ``check=True``, if the path is shorter than ``min_batches ·
+        batch_factor · L`` (the message says how long it must be).
+
+    Warns
+    -----
+    RuntimeWarning
+        With ``check=True``, if some column's lag-1 correlation of the batch
+        means exceeds the family-wise critical value ``lag1_critical``.
 
     Examples
     --------
@@ -276,11 +309,147 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
     se = b.std(axis=0, ddof=1) / math.sqrt(k)
     hw = float(t_quantile(0.5 + level / 2, k - 1)) * se
     r1 = _lag1(b)
-    if check and np.any(r1 > lag1_threshold(k, lag1_alpha)):
-        raise ValueError(f"batch means are still correlated: lag-1 correlation "
-                         f"{float(r1.max()):.3f} > {lag1_threshold(k, lag1_alpha):.3f} "
-                         f"(the {lag1_alpha:g} critical value for {k} batches); "
-                         f"run longer or pass a larger tau")
+    thr, lag_ok = _lag1_test(r1, k, lag1_alpha, np.ptp(cols, axis=0) > 0)
+    if check and not lag_ok:
+        warnings.warn(f"batch means are still correlated: lag-1 correlation "
+                      f"{float(r1.max()):.3f} > {thr:.3f} (the family-wise {lag1_alpha:g} "
+                      f"critical value for {k} batches); run longer or pass a larger tau",
+                      RuntimeWarning, stacklevel=2)
     sq = (lambda v: v[0]) if a.ndim == 1 else (lambda v: v)
     return BatchMeans(sq(mean), sq(se), sq(hw), k - 1, level, k, per * dt,
-                      sq(taus), sq(r1), t_max)
+                      sq(taus), sq(r1), t_max, thr, bool(lag_ok and k >= min_batches
+                                                         and per * dt >= batch_factor * t_max * (1 - 1e-9)))
+
+
+def _lag1_test(r1, k, alpha, tested):
+    """The one lag-1 rule: Bonferroni over the tested (non-constant) columns.
+
+    Returns the critical value and whether every tested column passes.
+    """
+    tested = np.asarray(tested, bool)
+    thr = lag1_threshold(k, alpha / max(1, int(tested.sum())))
+    return thr, bool(np.all(np.asarray(r1)[tested] <= thr))
+
+
+# ---------------------------------------------------------------- slices of a run
+
+@dataclass(frozen=True)
+class SliceBatches:
+    """Batches of consecutive slices of a simulated window, with their diagnostics.
+
+    Attributes
+    ----------
+    starts : ndarray of int
+        First slice of each batch; every batch holds ``per`` slices and the
+        oldest ``n_slices − k · per`` slices are left out (as in
+        :func:`batch_means`).
+    per : int
+        Slices per batch.
+    n_batches : int
+        ``k``.
+    batch_length : float
+        Time units per batch.
+    corr_length : float
+        Correlation length ``L`` measured on the series (``nan`` with fixed
+        ``batches``).
+    lag1 : float
+        Largest lag-1 correlation of the batch means over the tested series.
+    lag1_critical : float
+        Its family-wise critical value (``nan`` with fixed ``batches``).
+    reliable : bool
+        At least 10 batches of at least 20 ``L`` and the lag-1 test passed
+        (always True with fixed ``batches``: nothing is checked).
+    """
+
+    starts: np.ndarray
+    per: int
+    n_batches: int
+    batch_length: float
+    corr_length: float
+    lag1: float
+    lag1_critical: float
+    reliable: bool
+
+    def sums(self, x):
+        """Sums of ``x`` (per slice, axis 0) over each batch."""
+        return np.add.reduceat(np.asarray(x), self.starts, axis=0)
+
+    def means(self, x):
+        """Means of ``x`` (per-slice averages, axis 0) over each batch."""
+        return self.sums(x) / self.per
+
+
+def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, stacklevel=2):
+    """Group the slices of a run into batches: one rule for every simulator.
+
+    A simulator cuts its measurement window into ``n`` equal slices and
+    records per-slice averages; the batches are groups of consecutive
+    slices. The rules, shared by :func:`qlib.simulate`, its variants and
+    :func:`qlib.halfin_whitt.simulate_jsq`:
+
+    * **series**: the caller passes the slice averages of the quantities
+      whose errors it reports (and linearised residuals of ratios);
+      constant columns are dropped, the rest are measured and tested;
+    * **batch length**: :func:`batch_means` on those series (at least 20
+      correlation lengths ``L``, 10 to 20 batches, the oldest rest left out);
+    * **lag-1 test**: the batch means of every tested series, one-sided at
+      family-wise ``lag1_alpha`` (Bonferroni over the series,
+      :func:`lag1_threshold`);
+    * **warning**: one ``RuntimeWarning`` starting "standard errors
+      unreliable" when the window holds fewer than 10 batches of ``20 L`` or
+      the lag-1 test fails; never an exception.
+
+    Parameters
+    ----------
+    series : array_like, shape (n, m)
+        Per-slice averages (axis 0: time), ``n >= 2`` (``n >= 4`` unless
+        ``batches`` is given).
+    window : float
+        Length of the measurement window (time units), ``> 0``.
+    batches : int, optional
+        Force ``batches`` equal batches (no measurement, no check).
+    lag1_alpha : float, default 0.01
+        Family-wise level of the lag-1 test.
+    warn : bool, default True
+        Issue the warning.
+    stacklevel : int, default 2
+        As for :func:`warnings.warn`, counted from the function that calls
+        ``slice_batches`` (2: its caller; point it at the user's call).
+
+    Returns
+    -------
+    SliceBatches
+    """
+    a = _as_float_array(series, "series", min_len=2)
+    cols = a[:, None] if a.ndim == 1 else a
+    nf = cols.shape[0]
+    window = _check_dt(window)
+    dt = window / nf
+    tested = np.ptp(cols, axis=0) > 0
+    if not tested.any():
+        tested[0] = True
+    if batches is None:
+        bm = batch_means(cols[:, tested], dt, check=False, lag1_alpha=lag1_alpha)
+        k, L = bm.n_batches, float(bm.length)
+    else:
+        if isinstance(batches, bool) or not (isinstance(batches, numbers.Integral) and 2 <= batches <= nf):
+            raise ValueError(f"batches must be None or an integer in [2, {nf}], got {batches!r}")
+        k, L = int(batches), float("nan")
+    per = nf // k
+    starts = np.arange(k) * per + (nf - k * per)
+    out = SliceBatches(starts, per, k, per * dt, L, float("nan"), float("nan"), True)
+    r1 = _lag1(out.means(cols))
+    lag1 = float(np.max(r1[tested]))
+    if batches is not None:
+        return SliceBatches(starts, per, k, per * dt, L, lag1, float("nan"), True)
+    thr, lag_ok = _lag1_test(r1, k, lag1_alpha, tested)
+    reliable = bool(per * dt >= 20 * L * (1 - 1e-9) and k >= 10 and lag_ok)
+    if warn and not reliable:
+        warnings.warn(
+            f"standard errors unreliable: the window of {window:.4g} time units holds "
+            f"{window / L:.3g} correlation lengths (L = {L:.4g}); 10 decorrelated batches "
+            f"need about {200 * L:.4g} (largest lag-1 correlation of the batch means "
+            f"{lag1:.2f}, family-wise {lag1_alpha:g} critical value {thr:.2f}). Run longer "
+            f"(t_end − burn_in >= {200 * L:.4g}) or use independent replications "
+            "(replicate)", RuntimeWarning, stacklevel=stacklevel + 1)
+    return SliceBatches(starts, per, k, per * dt, L, lag1, thr, reliable)

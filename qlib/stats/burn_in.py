@@ -83,7 +83,8 @@ class BurnIn:
         return self.report()
 
 
-def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None, **batch_kw):
+def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
+                  method="bonferroni", **batch_kw):
     """Test that the first and second halves of the measurement window agree.
 
     A burn-in that is too short leaves a trend in the window: the first half
@@ -126,6 +127,11 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None, 
         per column or broadcast); ``"final"``: the half-width of the final
         interval of each column (see above). ``None``: the significance test
         only.
+    method : {"bonferroni", "iut"}
+        How the equivalence test treats the columns (:func:`equivalence`):
+        per-column verdicts at family-wise ``level``, or one global verdict
+        (intersection–union: every column, and every call, at ``level``; for
+        a study whose claim is that *all* its cells are burnt in).
     **batch_kw
         Passed to :func:`batch_means` for a single path.
 
@@ -176,7 +182,7 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None, 
                 raise ValueError(f"margin must be None, a number > 0, an array or 'final', got {margin!r}")
             margin = fhw
         eq = equivalence(np.atleast_1d(diff), se_a, df, np.atleast_1d(np.asarray(margin, dtype=float)),
-                         level=level)
+                         level=level, method=method)
         passed = eq.passed
         margin = _scalar(np.asarray(eq.margin))
     return BurnIn(diff, se, df, _scalar(t) if m > 1 else float(t[0]),

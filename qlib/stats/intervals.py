@@ -395,14 +395,18 @@ class Equivalence:
     achieved : float or ndarray
         ``max(|lower|, |upper|)``: the smallest margin these data establish.
     resolvable : float or ndarray
-        The margin that the test establishes with 80 % power when the true
-        value is 0 (with ``se`` taken as exact): a margin well below it
-        could hardly have been shown.
+        The margin that the test establishes with ``power`` (80 %) when the
+        true value is 0, per check (the s.e. taken as the true one, its
+        estimate's χ² law integrated over): a margin well below it could
+        hardly have been shown.
     m : int
-        Number of checks (Bonferroni divisor).
+        Number of checks.
     level : float
         Family-wise level: the probability of declaring some non-equivalent
-        check equivalent is at most ``1 − level``.
+        check equivalent (``"bonferroni"``), or of declaring all equivalent
+        when one is not (``"iut"``), is at most ``1 − level``.
+    method : str
+        ``"bonferroni"`` or ``"iut"``.
     """
 
     estimate: object
@@ -417,6 +421,7 @@ class Equivalence:
     resolvable: object
     m: int
     level: float
+    method: str = "bonferroni"
 
     @property
     def passed(self):
@@ -428,7 +433,8 @@ class Equivalence:
         ach = np.atleast_1d(self.achieved)
         mar = np.broadcast_to(np.atleast_1d(self.margin), ach.shape)
         i = int(np.argmax(ach / mar))
-        return (f"{name}: {self.m} check(s) (TOST, Bonferroni, family level {self.level:g}); "
+        how = "Bonferroni" if self.method == "bonferroni" else "intersection-union"
+        return (f"{name}: {self.m} check(s) (TOST, {how}, family level {self.level:g}); "
                 f"worst: estimate {float(np.atleast_1d(self.estimate)[i]):.3g}, bounds "
                 f"[{float(np.atleast_1d(self.lower)[i]):.3g}, {float(np.atleast_1d(self.upper)[i]):.3g}] "
                 f"vs margin ±{float(mar[i]):.3g} (critical {float(np.max(self.crit)):.2f}); "
@@ -441,7 +447,7 @@ class Equivalence:
     __str__ = report
 
 
-def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
+def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8, method="bonferroni"):
     """Two one-sided tests (TOST): is ``|θ| < margin`` shown for every check?
 
     A significance test that does not reject says nothing about agreement
@@ -452,6 +458,13 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
     ``estimate ∓ t_{df, 1 − α/m} · se`` lies inside ``(−margin, margin)``.
     The probability that some check is declared equivalent while its
     ``|θ| ≥ margin`` is at most ``α``.
+
+    With ``method="iut"`` (intersection–union) every check is tested at
+    ``α`` itself: then only the *global* verdict ``passed`` ("every check is
+    within its margin") has error at most ``α`` (Berger & Hsu 1996), not the
+    per-check verdicts. Use it when the claim is that all checks agree, as
+    for a burn-in over all cells of a study; it needs no multiplicity
+    correction and so resolves much smaller margins.
 
     Parameters
     ----------
@@ -467,6 +480,9 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
         Family-wise level.
     power : float, default 0.8
         Power behind ``resolvable``.
+    method : {"bonferroni", "iut"}
+        Per-check verdicts at family-wise ``level`` (Bonferroni), or only
+        the global one (intersection–union).
 
     Returns
     -------
@@ -487,6 +503,8 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
     """
     level = _check_level(level)
     power = _check_level(power, "power")
+    if method not in ("bonferroni", "iut"):
+        raise ValueError(f"method must be 'bonferroni' or 'iut', got {method!r}")
     try:
         est, s, mar = np.broadcast_arrays(np.asarray(estimate, dtype=float),
                                           np.asarray(se, dtype=float),
@@ -503,14 +521,15 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8):
     if np.any(~(mar > 0)):
         raise ValueError(f"margin must be > 0, got {margin!r}")
     m = est.size
-    crit = np.asarray(t_quantile(1 - (1 - level) / m, d), dtype=float)
+    mb = m if method == "bonferroni" else 1           # the divisor of α
+    crit = np.asarray(t_quantile(1 - (1 - level) / mb, d), dtype=float)
     lo, hi = est - crit * s, est + crit * s
     eq = (-mar < lo) & (hi < mar)
-    res = s * np.vectorize(lambda x: _equiv_factor(float(x), m, level, power))(d)
+    res = s * np.vectorize(lambda x: _equiv_factor(float(x), mb, level, power))(d)
     sc = _scalar
     return Equivalence(sc(est), sc(s), sc(d), sc(mar), sc(lo), sc(hi), sc(crit),
                        bool(eq) if eq.ndim == 0 else eq, sc(np.maximum(np.abs(lo), np.abs(hi))),
-                       sc(res), m, level)
+                       sc(res), m, level, method)
 
 
 # ---------------------------------------------------------------- families
