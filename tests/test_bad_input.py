@@ -280,3 +280,13 @@ def test_memory_estimate():
         V.check_memory(4 * 2**30 + 1, "n", 7)
     with pytest.raises(ValueError, match=r"levels = 3 needs about 2\.00 GiB .*more than the 1\.00 GiB"):
         V.check_memory(2**31, "levels", 3, limit=2**30)
+
+
+def test_numpy_scalars_and_0d_arrays_still_accepted():
+    # what float() took before, short of str and bool, is still taken
+    for x in (np.float64(0.5), np.float32(0.5), np.array(0.5), np.int64(1), 1):
+        assert V.real(x, "x") == float(x)
+    r = simulate(G, np.array(0.5), np.float32(0.0), t_end=np.int64(1), seed=0, batches=2)
+    assert r.lam == 0.5 and r.t_end == 1.0
+    with pytest.raises(TypeError, match="x must be"):
+        V.real(np.array([0.5]), "x")   # a 1-element array is not a number
