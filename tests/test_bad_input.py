@@ -95,6 +95,9 @@ ROWS = [
      (TypeError, "replications")),
     ("replicate-lam1-burn", lambda: replicate(G, 1.2, replications=2, t_end=2.0, burn_in=1.0),
      (ValueError, "lam.*allow_unstable")),
+    ("replicate-lam1-allow", lambda: replicate(G, 1.2, replications=2, t_end=2.0, burn_in=1.0, seed=0,
+                                               allow_unstable=True),
+     ("warns", RuntimeWarning, "lam.*transient", lambda r: all(_nan_se(x) for x in r.results))),
     ("replicate-graph-networkx", lambda: replicate(nx.cycle_graph(10), 0.5, replications=2, t_end=1.0,
                                                    seed=0), ("runs", lambda r: r.replications == 2)),
     # --- simulate_jsq, simulate_tasks, simulate_jsq_d ------------------------
