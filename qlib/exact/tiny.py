@@ -352,9 +352,7 @@ def stationary(graph, lam, mu, levels):
     n = graph.n
     if mu == 0:
         # a static graph's components are independent chains: solve each
-        ncomp, label = connected_components(
-            sp.csr_matrix((np.ones(graph.indices.size), graph.indices,
-                           graph.indptr), shape=(n, n)), directed=False)
+        ncomp, label = connected_components(graph.adjacency(), directed=False)
         parts = [np.nonzero(label == c)[0] for c in range(ncomp)]
     else:
         parts = [np.arange(n)]
