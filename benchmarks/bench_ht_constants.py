@@ -1,14 +1,20 @@
 """Heavy parts of chapters/ht_stationary.md: the Halfin–Whitt constants.
 
 Writes, for each beta in BETAS,
-  * benchmarks/ht_chain.json: the exact finite-n chain (qlib.heavy_traffic.stationary_jsq) at
+  * benchmarks/ht_chain.json: the exact finite-n chain (qlib.halfin_whitt.stationary_jsq) at
     every n in NS that it handles, with c, q2, var_x1, x1x2 (see
     qlib.ou_stationary.chain_constants), the truncation error bounds the
     solver reports (if any), the wall time, or the error it raised;
   * benchmarks/ht_grid.json: the deterministic grid solution of the diffusion
     (qlib.ou_stationary.ou_stationary) at H0 / 2^k, k < LEVELS.
+  * benchmarks/ht_chain_tight.json ("tight"): the same chain at TIGHT_TOL
+    for n in TIGHT_NS (issue 33: does the chain's value at large n move when
+    the truncation is a hundred times finer?), beta 1 by default.
+  * benchmarks/ht_paths_exact.json ("paths", for chapters/ht_paths.md): the
+    exact transient means of the chain (qlib.halfin_whitt.transient_jsq) at
+    beta = 1, n = 1000, from the empty and the overloaded start of that chapter.
 Run (minutes to hours, depending on the solver):
-    nice .venv/bin/python benchmarks/bench_ht_constants.py [chain|grid] [beta ...]
+    nice .venv/bin/python benchmarks/bench_ht_constants.py [chain|grid|tight|paths] [beta ...]
 Existing entries are kept (delete the file to recompute the chain).
 """
 import json
@@ -19,24 +25,26 @@ import time
 
 import numpy as np
 
-import qlib.heavy_traffic
+import qlib.halfin_whitt
 from qlib.halfin_whitt.stationary import chain_constants, ou_stationary
 
 HERE = pathlib.Path(__file__).parent
 BETAS = (0.25, 0.5, 1.0, 2.0, 4.0)
 NS = (50, 100, 150, 200, 300, 400, 500, 700, 1000, 1400, 2000, 2800, 4000)
 H0, LEVELS = 0.05, 5
-SOLVER = qlib.heavy_traffic.stationary_jsq
+SOLVER = qlib.halfin_whitt.stationary_jsq
+TIGHT_NS, TIGHT_TOL = (1000, 1400, 2000, 2800, 4000), 1e-12
 
 
-def run_chain(beta, data):
+def run_chain(beta, data, ns=NS, tol=None):
     rows = data.setdefault(str(beta), {})
-    for n in NS:
+    for n in ns:
         if str(n) in rows and "c" in rows[str(n)]:
             continue
         t0 = time.perf_counter()
+        c0 = time.process_time()
         try:
-            st = SOLVER(n, beta)
+            st = SOLVER(n, beta) if tol is None else SOLVER(n, beta, tol=tol)
         except Exception as e:          # record what the solver cannot do
             rows[str(n)] = {"error": repr(e)[:200], "wall": time.perf_counter() - t0}
             yield
@@ -46,6 +54,8 @@ def run_chain(beta, data):
         k["q2_pmf"] = [float(v) for v in pmf[: int(8 * math.sqrt(n)) + 1]]
         k["truncated_mass"] = float(st.truncated_mass)
         k["wall"] = time.perf_counter() - t0
+        k["cpu"] = time.process_time() - c0
+        k["states"] = int(len(st.pi)) if hasattr(st, "pi") else None
         rows[str(n)] = k
         yield
 
@@ -60,15 +70,39 @@ def run_grid(beta, data):
     yield
 
 
+PATHS_N = 1000
+PATHS_TIMES = {"empty": (1, 2, 3, 4, 6, 8, 10.0), "overloaded": (0.5, 1, 2, 3, 4, 6.0)}
+
+
+def run_paths(beta, data):
+    from qlib.halfin_whitt.paths import overloaded_start
+    for kind, times in PATHS_TIMES.items():
+        key = f"{PATHS_N}/{beta}/{kind}"
+        if key in data:
+            continue
+        c0 = time.process_time()
+        x0 = [0, 0] if kind == "empty" else overloaded_start(PATHS_N)
+        r = qlib.halfin_whitt.transient_jsq(PATHS_N, beta, x0, list(times))
+        data[key] = {"initial": x0, "times": list(times), "cpu": time.process_time() - c0,
+                     **{a: [float(v) for v in getattr(r, a)]
+                        for a in ("mean_x1", "mean_x2", "mean_x3", "p_full", "error")}}
+        yield
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "grid"
-    betas = [float(b) for b in sys.argv[2:]] or BETAS
-    out = HERE / f"ht_{what}.json"
+    betas = [float(b) for b in sys.argv[2:]] or (BETAS if what in ("chain", "grid") else (1.0,))
+    out = HERE / {"tight": "ht_chain_tight.json", "paths": "ht_paths_exact.json"}.get(
+        what, f"ht_{what}.json")
     data = json.loads(out.read_text()) if out.exists() else {}
     if what == "chain":
         data.setdefault("_solver", "qlib.heavy_traffic.stationary_jsq, default arguments "
                         "(adaptive finite state projection, tol 1e-10)")
+    if what == "tight":
+        data.setdefault("_solver", f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}")
+    run = {"chain": run_chain, "grid": run_grid, "paths": run_paths,
+           "tight": lambda b, d: run_chain(b, d, TIGHT_NS, TIGHT_TOL)}[what]
     for beta in betas:
-        for _ in (run_chain if what == "chain" else run_grid)(beta, data):
+        for _ in run(beta, data):
             out.write_text(json.dumps(data, indent=1))
             print(beta, "done", flush=True)

@@ -48,7 +48,8 @@ from qlib import _validate as V
 
 __all__ = ["ou_stationary_grid", "OUGrid", "ou_stationary", "OUStationary",
            "default_box", "chain_constants", "CONSTANTS", "extrapolate_inv_sqrt",
-           "Extrapolation", "crn_functionals", "crn_extrapolate", "CRNEstimate"]
+           "Extrapolation", "crn_functionals", "crn_extrapolate", "CRNEstimate",
+           "intercept_weights", "local_exponents"]
 
 _NAMES = ("mean_x1", "mean_x2", "var_x1", "mean_x1x2")
 
@@ -374,7 +375,7 @@ def chain_constants(st):
     Parameters
     ----------
     st : object
-        A result of :func:`qlib.heavy_traffic.stationary_jsq`: it needs ``n``
+        A result of :func:`qlib.halfin_whitt.stationary_jsq <qlib.halfin_whitt.chain.stationary_jsq>`: it needs ``n``
         and either the quantities ``p_wait, mean_q2, var_x1, mean_x1x2,
         q2_pmf`` with their ``error_bounds``, or ``states`` (occupancy rows
         ``Q_1, Q_2, …``) and ``pi``.
@@ -447,15 +448,66 @@ class Extrapolation:
     exponent_n: np.ndarray
 
 
+def intercept_weights(ns, degree=2):
+    """Weights ``w`` with ``a = w @ y`` for the least-squares polynomial
+    ``a + b x + … `` of degree ``degree`` in ``x = n^{−1/2}`` through ``(ns, y)``.
+
+    The intercept is linear in the data, so an error ``|δy_i| <= e_i`` in the
+    points moves it by at most ``Σ |w_i| e_i``: the truncation error of an
+    extrapolated value goes through these weights (``Σ |w_i| >= 1``, and it
+    grows fast as the window narrows).
+
+    Parameters
+    ----------
+    ns : array_like
+        At least ``degree + 1`` distinct values of ``n``.
+    degree : int
+        Degree of the polynomial, ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    ns = np.asarray(ns, dtype=float)
+    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 0:
+        raise ValueError(f"degree must be an integer >= 0, got {degree!r}")
+    if ns.ndim != 1 or np.unique(ns).size < degree + 1 or np.any(ns <= 0):
+        raise ValueError(f"ns must hold at least {degree + 1} distinct positive values")
+    V = np.vander(ns ** -0.5, degree + 1, increasing=True)
+    return np.linalg.pinv(V)[0]
+
+
+def _points(ns, y, err):
+    ns = np.asarray(ns, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if ns.ndim != 1 or ns.size < 4 or ns.shape != y.shape or np.any(np.diff(ns) <= 0):
+        raise ValueError("ns must be at least 4 increasing values, of the shape of y")
+    e = np.zeros_like(y) if err is None else np.nan_to_num(np.asarray(err, dtype=float))
+    if e.shape != y.shape or np.any(e < 0):
+        raise ValueError("err must be >= 0, of the shape of y")
+    return ns, y, e
+
+
+def local_exponents(ns, y):
+    """Local rates ``p`` of ``y = a + b n^{−p}`` through each three
+    consecutive points (NaN where no ``p`` in ``[0.05, 3]`` fits), and the
+    middle ``n`` of each triple."""
+    ns, y, _ = _points(ns, y, None)
+    p = np.array([_three_point_exponent(ns[k:k + 3], y[k:k + 3]) for k in range(ns.size - 2)])
+    return p, ns[1:-1].copy()
+
+
 def extrapolate_inv_sqrt(ns, y, *, err=None):
     """Extrapolate exact finite-``n`` values ``y(n)`` to ``n = ∞`` in
-    ``x = n^{−1/2}``.
+    ``x = n^{−1/2}`` (all points; see :func:`~qlib.halfin_whitt.constants.extrapolate_windows` for the
+    windowed rule the book uses).
 
     The estimate is the intercept of the least-squares quadratic
     ``a + b x + c x²`` through the points.  Its error is the largest change of
     the intercept when (i) the window drops its smallest ``n`` (down to three
     points) and (ii) a cubic term is added (when there are five points or
-    more), plus the largest truncation error ``err`` of the points.
+    more), plus the truncation error ``err`` of the points carried through
+    the fit weights, ``Σ |w_i| e_i``.
 
     Parameters
     ----------
@@ -470,11 +522,7 @@ def extrapolate_inv_sqrt(ns, y, *, err=None):
     -------
     Extrapolation
     """
-    ns = np.asarray(ns, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if ns.ndim != 1 or ns.size < 4 or ns.shape != y.shape or np.any(np.diff(ns) <= 0):
-        raise ValueError("ns must be at least 4 increasing values, of the shape of y")
-    e = np.zeros_like(y) if err is None else np.nan_to_num(np.asarray(err, dtype=float))
+    ns, y, e = _points(ns, y, err)
     x = ns ** -0.5
     fits = []
     for start in range(ns.size - 2):
@@ -483,10 +531,11 @@ def extrapolate_inv_sqrt(ns, y, *, err=None):
     if ns.size >= 5:
         fits.append((3, int(ns[0]), float(np.polyfit(x, y, 3)[-1])))
     est = fits[0][2]
-    error = max(abs(f[2] - est) for f in fits[1:]) + float(e.max())
-    p = np.array([_three_point_exponent(ns[k:k + 3], y[k:k + 3]) for k in range(ns.size - 2)])
+    trunc = float(np.abs(intercept_weights(ns, 2)) @ e)
+    error = max(abs(f[2] - est) for f in fits[1:]) + trunc
+    p, pn = local_exponents(ns, y)
     return Extrapolation(estimate=est, error=error, slope=float(np.polyfit(x, y, 2)[1]),
-                         intercepts=tuple(fits), exponents=p, exponent_n=ns[1:-1].copy())
+                         intercepts=tuple(fits), exponents=p, exponent_n=pn)
 
 
 def crn_functionals(beta):
@@ -519,7 +568,7 @@ class CRNEstimate:
 
 def crn_extrapolate(res, coef):
     """Richardson extrapolation in ``dt`` of one stationary mean from a
-    :func:`qlib.heavy_traffic.reflected_ou_crn` result with 3 levels or more.
+    :func:`qlib.halfin_whitt.reflected_ou_crn <qlib.halfin_whitt.diffusion.reflected_ou_crn>` result with 3 levels or more.
 
     Parameters
     ----------
@@ -530,7 +579,7 @@ def crn_extrapolate(res, coef):
     Returns
     -------
     CRNEstimate
-        Standard errors from :func:`qlib.stats.batch_means` of the block series
+        Standard errors from :func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>` of the block series
         (the levels share their random numbers, so the differences have small
         variance).
     """

@@ -1,0 +1,310 @@
+"""The Halfin–Whitt constants table of ``chapters/ht_stationary.md``: the
+exact chain's values extrapolated in ``n^{−1/2}`` by a rule fixed in advance,
+and its comparison with the grid solution of the diffusion.
+
+The extrapolation rule (issue 33; fixed before the comparison with the grid):
+for each constant, least-squares quadratics in ``x = n^{−1/2}`` on the windows
+``n >= n₀``, ``n₀ ∈`` :data:`WINDOWS`; the estimate is the intercept of the
+last window, the error the spread of the intercepts plus the points'
+truncation errors through the fit weights (:func:`extrapolate_windows`).  A
+constant counts as *pinned* by the chain when its local exponents have
+settled at ``½`` (:func:`settled`).
+
+The benchmark files are ``benchmarks/ht_chain.json`` (tol ``1e-10``),
+``benchmarks/ht_chain_tight.json`` (tol ``1e-12``, large ``n``) and
+``benchmarks/ht_grid.json``, written by ``benchmarks/bench_ht_constants.py``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import pathlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from qlib.halfin_whitt.stationary import CONSTANTS, _points, intercept_weights, local_exponents
+
+__all__ = ["WINDOWS", "GRID_NAME", "settled", "extrapolate_windows", "WindowedExtrapolation",
+           "stationary_start", "bench_json", "chain_points", "tight_covers", "chain_extrapolations",
+           "chain_grid_ratios", "tight_shifts", "grid_coarse_fine", "grid_identities",
+           "ks_to_grid", "table_cell", "stationary_replications", "common_window_shift"]
+
+#: The diffusion moment (name in :class:`~qlib.halfin_whitt.stationary.OUStationary`)
+#: that is the limit of each of :data:`~qlib.halfin_whitt.stationary.CONSTANTS`.
+GRID_NAME = dict(zip(CONSTANTS, ("mean_x2", "mean_x2", "var_x1", "mean_x1x2")))
+
+
+def settled(exponents, rate=0.5, *, last=3, tol=0.1):
+    """Whether a sequence of local exponents has settled at ``rate``: its
+    ``last`` values are within ``tol`` of ``rate`` and none is farther from it
+    than the one before (a monotone approach).  A rate ``n^{−1}`` or
+    ``n^{−1/4}``, or exponents that turn away from ``rate``, fail."""
+    p = np.asarray(exponents, dtype=float)[-last:]
+    dist = np.abs(p - rate)
+    return bool(p.size == last and np.all(np.isfinite(p)) and np.all(dist <= tol)
+                and np.all(np.diff(dist) <= 0))
+
+
+#: The fit windows ``n >= n₀`` of :func:`extrapolate_windows`, fixed before
+#: the chain was compared with the grid (issue 33): the estimate is the
+#: intercept of the last window, the others give the spread.
+WINDOWS = (300, 500, 700, 1000)
+
+
+@dataclass(frozen=True)
+class WindowedExtrapolation:
+    """Result of :func:`extrapolate_windows`.
+
+    ``n0s`` the windows used (``n >= n₀``), ``intercepts`` their intercepts,
+    ``weight_sums`` their ``Σ |w_i|`` and ``truncation`` their ``Σ |w_i| e_i``;
+    ``estimate`` the intercept of the last window, ``spread`` the largest
+    distance of another window's intercept from it, ``error = spread +
+    truncation[-1]``; ``exponents`` and ``exponent_n`` the local exponents of
+    all points (:func:`local_exponents`)."""
+
+    estimate: float
+    error: float
+    spread: float
+    n0s: tuple
+    intercepts: np.ndarray
+    weight_sums: np.ndarray
+    truncation: np.ndarray
+    exponents: np.ndarray
+    exponent_n: np.ndarray
+
+
+def extrapolate_windows(ns, y, err=None, *, n0s=WINDOWS, degree=2, min_points=5):
+    """Extrapolate exact finite-``n`` values to ``n = ∞`` by least-squares
+    polynomials in ``x = n^{−1/2}`` on the windows ``n >= n₀``.
+
+    The rule is fixed in advance: the estimate is the intercept of the
+    window with the largest ``n₀`` (the least biased), its error the spread of
+    the intercepts over the windows plus the truncation error of the points
+    carried through the fit weights, ``Σ |w_i| e_i`` (:func:`intercept_weights`).
+    The spread is an estimate of the bias that the polynomial leaves, not a
+    bound: it is small when the windows agree.
+
+    Parameters
+    ----------
+    ns : array_like of int
+        At least 4 increasing values of ``n``.
+    y, err : array_like
+        The values at ``ns`` and their error bounds (NaN or missing: 0).
+    n0s : sequence of int
+        Window starts; a window with fewer than ``min_points`` points is left
+        out, and at least two must remain.
+    degree : int
+        Degree of the polynomial.
+    min_points : int
+        Fewest points a window must hold, ``> degree``.
+
+    Returns
+    -------
+    WindowedExtrapolation
+    """
+    ns, y, e = _points(ns, y, err)
+    if min_points <= degree:
+        raise ValueError(f"min_points must exceed degree = {degree}, got {min_points}")
+    rows = []
+    for n0 in sorted(n0s):
+        sel = ns >= n0
+        if sel.sum() >= min_points:
+            w = intercept_weights(ns[sel], degree)
+            rows.append((int(n0), float(w @ y[sel]), float(np.abs(w).sum()),
+                         float(np.abs(w) @ e[sel])))
+    if len(rows) < 2:
+        raise ValueError(f"n0s must leave at least two windows of {min_points} points, got {n0s}")
+    n0, a, ws, tr = (np.array(c) for c in zip(*rows))
+    spread = float(np.max(np.abs(a[:-1] - a[-1])))
+    p, pn = local_exponents(ns, y)
+    return WindowedExtrapolation(estimate=float(a[-1]), error=spread + float(tr[-1]),
+                                 spread=spread, n0s=tuple(int(v) for v in n0), intercepts=a,
+                                 weight_sums=ws, truncation=tr, exponents=p, exponent_n=pn)
+
+
+def stationary_start(st, seed):
+    """Occupancy vectors ``[Q_1, Q_2, …]`` drawn from the law ``st.pi`` on
+    ``st.states`` of a :func:`qlib.halfin_whitt.stationary_jsq <qlib.halfin_whitt.chain.stationary_jsq>` result, one
+    per child of ``numpy.random.SeedSequence(seed)``: starts of simulations
+    that are stationary from time 0 (up to the truncation of ``st``).
+
+    Parameters
+    ----------
+    st : StationaryJSQ
+        Needs ``states`` (rows ``Q_1, Q_2, …``) and ``pi``.
+    seed : int or sequence of numpy.random.SeedSequence
+        One start per sequence (an int: a single start).
+
+    Returns
+    -------
+    list of list of int
+        Each with its trailing zeros dropped.
+    """
+    for name in ("states", "pi"):
+        if not hasattr(st, name):
+            raise TypeError(f"st must be a stationary_jsq result with .{name}")
+    Q = np.asarray(st.states)
+    pi = np.clip(np.asarray(st.pi, dtype=float), 0.0, None)
+    pi = pi / pi.sum()
+    seqs = [np.random.SeedSequence(seed)] if isinstance(seed, numbers.Integral) else list(seed)
+    out = []
+    for sq in seqs:
+        row = Q[np.random.default_rng(sq).choice(pi.size, p=pi)]
+        k = int(np.flatnonzero(row).max()) + 1 if row.any() else 1
+        out.append([int(v) for v in row[:k]])
+    return out
+
+
+def bench_json(name):
+    """The stored benchmark ``benchmarks/<name>`` (next to the ``qlib``
+    package) as a dict; ``{}`` when the file does not exist."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / name
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def chain_points(chain, beta, key, tight=None):
+    """``(ns, y, err)`` of the constant ``key`` at ``beta`` from a stored
+    chain file, the entries of ``tight`` (a finer solve) replacing those at
+    the same ``n``.  Entries without values (the solver raised) are skipped."""
+    if key not in CONSTANTS:
+        raise ValueError(f"key must be one of {CONSTANTS}, got {key!r}")
+    rows = {int(n): r for n, r in chain.get(str(beta), {}).items() if "c" in r}
+    rows.update({int(n): r for n, r in (tight or {}).get(str(beta), {}).items() if "c" in r})
+    ns = sorted(rows)
+    return (np.array(ns), np.array([rows[n][key] for n in ns]),
+            np.array([rows[n]["err"][key] for n in ns]))
+
+
+def tight_covers(chain, tight, beta):
+    """Whether the finer solves ``tight`` hold every ``n >= WINDOWS[-1]`` of
+    ``chain`` at ``beta`` (then they replace the whole estimate window; a
+    window of mixed tolerances would put kinks into the local exponents)."""
+    big = {n for n in chain_points(chain, beta, "c")[0] if n >= WINDOWS[-1]}
+    have = {int(n) for n, r in (tight or {}).get(str(beta), {}).items() if "c" in r}
+    return bool(big) and big <= have
+
+
+def chain_extrapolations(chain, betas, tight=None):
+    """:func:`extrapolate_windows` of every constant at every ``beta`` that
+    has enough points, as a dict ``(beta, key) -> WindowedExtrapolation``;
+    the finer solves ``tight`` are used at a ``beta`` only where they cover
+    the estimate window (:func:`tight_covers`)."""
+    out = {}
+    for b in betas:
+        tt = tight if tight_covers(chain, tight, b) else None
+        for k in CONSTANTS:
+            ns, y, e = chain_points(chain, b, k, tt)
+            if ns.size >= 4 and np.sum(ns >= WINDOWS[0]) >= 5:
+                try:
+                    out[b, k] = extrapolate_windows(ns, y, e)
+                except ValueError:
+                    continue
+    return out
+
+
+def chain_grid_ratios(extrap, grid):
+    """``(beta, key) -> (|chain − grid|, chain error + grid error)`` for each
+    extrapolation; ``grid`` is the stored grid file (estimate, error)."""
+    out = {}
+    for (b, k), f in extrap.items():
+        g = grid[str(b)]
+        out[b, k] = (abs(f.estimate - g["estimate"][GRID_NAME[k]]),
+                     f.error + g["error"][GRID_NAME[k]])
+    return out
+
+
+def tight_shifts(chain, tight, beta):
+    """For every ``n`` solved at both tolerances: ``(n, key, |v − v_tight|,
+    err)`` with ``err`` the error bound the coarser solve reported."""
+    rows = []
+    for n, r in sorted(tight.get(str(beta), {}).items(), key=lambda kv: int(kv[0])):
+        c = chain.get(str(beta), {}).get(n, {})
+        if "c" in r and "c" in c:
+            rows += [(int(n), k, abs(c[k] - r[k]), c["err"][k]) for k in CONSTANTS]
+    return rows
+
+
+def grid_coarse_fine(grid, fine, betas):
+    """Largest ``|coarse − fine| / (sum of errors)`` of the grid
+    extrapolations (``grid[b]``: OUStationary; ``fine``: the stored file)."""
+    r = [abs(grid[b].estimate[m] - fine[str(b)]["estimate"][m])
+         / (grid[b].error[m] + fine[str(b)]["error"][m])
+         for b in betas for m in ("mean_x2", "var_x1", "mean_x1x2")]
+    return float(max(r))
+
+
+def grid_identities(fine, betas):
+    """``|Var(X_1) − 1 + βE[X_2]/2|`` and ``|E[X_1X_2] + βE[X_2]/2|`` of the
+    stored grid values over their error bounds, one row per ``beta``."""
+    out = []
+    for b in betas:
+        e, r = fine[str(b)]["estimate"], fine[str(b)]["error"]
+        half = b * e["mean_x2"] / 2
+        out.append((abs(e["var_x1"] - 1 + half) / (r["var_x1"] + b * r["mean_x2"] / 2),
+                    abs(e["mean_x1x2"] + half) / (r["mean_x1x2"] + b * r["mean_x2"] / 2)))
+    return np.array(out)
+
+
+def ks_to_grid(chain, g, beta):
+    """Kolmogorov distance between the stored law of ``Q_2/√n`` of the chain
+    and the grid's ``X_2`` (an :class:`~qlib.halfin_whitt.stationary.OUGrid`), for every stored ``n``."""
+    ks = {}
+    for n, r in sorted(chain.get(str(beta), {}).items(), key=lambda kv: int(kv[0])):
+        if "q2_pmf" in r:
+            pmf = np.array(r["q2_pmf"])
+            y = np.arange(pmf.size) / math.sqrt(int(n))
+            ks[int(n)] = float(np.max(np.abs(np.cumsum(pmf) - g.cdf_x2(y))))
+    return ks
+
+
+def table_cell(v, e, note=""):
+    """``'value ± error'`` with the error to two significant digits, and an
+    optional note in parentheses."""
+    d = max(0, 1 - int(math.floor(math.log10(e)))) if e > 0 else 6
+    return f"{v:.{d}f} ± {e:.2g}" + (f" ({note})" if note else "")
+
+
+def stationary_replications(st, beta, reps, seed, *, t_end):
+    """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`, each
+    started from a state drawn from the exact law ``st``
+    (:func:`stationary_start`), so stationary from time 0 with no burn-in.
+
+    Returns
+    -------
+    numpy.ndarray
+        One row per run: ``E[n − Q_1]/√n``, ``E[Q_2]/√n`` and ``√n P(wait)``
+        (time averages over ``[0, t_end]``).
+    """
+    import warnings
+    from qlib.halfin_whitt.simulate import simulate_jsq
+    n = int(st.n)
+    ss = np.random.SeedSequence(seed)
+    run_seeds, start_seeds = ss.spawn(2)
+    starts = stationary_start(st, start_seeds.spawn(reps))
+    with warnings.catch_warnings():
+        # each run's own batch-means s.e. is not used (the replications give it)
+        warnings.filterwarnings("ignore", "standard errors unreliable", RuntimeWarning)
+        runs = [simulate_jsq(n, beta, t_end=t_end, seed=s, initial=x0)
+                for s, x0 in zip(run_seeds.spawn(reps), starts)]
+    return np.array([(r.mean_idle, r.mean_q2, r.p_wait * n) for r in runs]) / math.sqrt(n)
+
+
+def common_window_shift(chain, tight, beta, grid):
+    """How the finer solves move the chain's extrapolation: the intercepts of
+    the least-squares quadratic in ``n^{−1/2}`` through the ``n`` solved at
+    both tolerances, from the coarse and from the fine values, and the grid's
+    limit, per constant: ``key -> (coarse, fine, grid)``.  (A diagnostic on
+    the common ``n``, not the rule of :func:`extrapolate_windows`.)"""
+    have = {int(n) for n, r in tight.get(str(beta), {}).items() if "c" in r}
+    ns = np.array(sorted(have & {int(n) for n in chain.get(str(beta), {})}))
+    if ns.size < 3:
+        raise ValueError(f"need at least 3 n solved at both tolerances, got {ns.tolist()}")
+    w = intercept_weights(ns)
+    out = {}
+    for k in CONSTANTS:
+        yc = np.array([chain[str(beta)][str(n)][k] for n in ns])
+        yt = np.array([tight[str(beta)][str(n)][k] for n in ns])
+        out[k] = (float(w @ yc), float(w @ yt), float(grid[str(beta)]["estimate"][GRID_NAME[k]]))
+    return out

@@ -1,0 +1,330 @@
+"""The mechanics of ``chapters/ht_paths.md``: replications of the JSQ chain
+and of its diffusion limit from two starts, the comparisons of their means
+(with the exact transient means, with the M/M/∞ phase, with the limit under a
+bias allowance), and the drain times of the queues of length three.
+
+The limit's step bias is removed, not allowed for: :func:`limit_richardson`
+combines independent runs of the bridge scheme at ``dt`` and ``2 dt`` into
+``2 m(dt) − m(2dt)``, whose bias is ``O(dt²)`` for a first-order scheme, and
+whose standard error counts both runs.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from qlib.halfin_whitt._common import _check_n
+
+__all__ = ["overloaded_start", "chain_replications", "mminf_phase", "limit_replications",
+           "limit_richardson", "limit_means", "LimitMeans", "grid_index", "shrink", "ExactMeans",
+           "exact_means", "exact_comparison", "bias_bound", "limit_comparison",
+           "drain_checks", "harmonic", "wls_slope", "interior_richardson_bias"]
+
+
+def overloaded_start(n):
+    """The overloaded start of ``ht_paths``: ``[Q_1, Q_2, Q_3] = [n, ⌈2√n⌉,
+    ⌈√n⌉]``, so ``X(0) ≈ (0, 2)`` and ``Q_3(0)/√n ≈ 1``."""
+    n = _check_n(n)
+    s = math.sqrt(n)
+    return [n, int(math.ceil(2 * s)), int(math.ceil(s))]
+
+
+def chain_replications(n, beta, reps, seed0, *, t_end, record_dt, initial=None):
+    """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>` (seeds
+    ``seed0, seed0 + 1, …``) recorded on the grid ``record_dt``.
+
+    Returns
+    -------
+    dict
+        ``x1, x2, x3``: arrays (replication × time) of the scaled paths;
+        ``times``; ``t0``: each run's first time with ``Q_3 = 0``;
+        ``events`` and ``wall``: totals over the runs; ``reps``.
+    """
+    from qlib.halfin_whitt.simulate import simulate_jsq
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 2:
+        raise ValueError(f"reps must be an integer >= 2, got {reps!r}")
+    with warnings.catch_warnings():
+        # the runs' own batch-means s.e. of time averages is not used here (the
+        # replications give the s.e.), so its reliability warning is moot
+        warnings.filterwarnings("ignore", "standard errors unreliable", RuntimeWarning)
+        runs = [simulate_jsq(n, beta, t_end=t_end, seed=seed0 + i, record_dt=record_dt,
+                             initial=initial) for i in range(reps)]
+    out = {k: np.array([getattr(r, k) for r in runs]) for k in ("x1", "x2", "x3")}
+    out.update(times=runs[0].times, t0=np.array([r.t_q3_zero for r in runs]), reps=reps,
+               events=sum(r.events for r in runs), wall=sum(r.wall_time for r in runs))
+    return out
+
+
+def mminf_phase(runs, n, beta, sds=8.0):
+    """The M/M/∞ phase of runs from the empty start: at the recorded times
+    ``t > 0`` where the exact mean of ``X_1`` (``Q_1`` Poisson with mean
+    ``λ_n (1 − e^{−t})``) lies at least ``sds`` standard deviations below 0.
+
+    Returns
+    -------
+    est, se, target : numpy.ndarray
+        The mean of ``X_1`` over the runs, its exact standard error and the
+        exact mean, at those times.
+
+    Raises
+    ------
+    RuntimeError
+        If some run has ``X_2 > 0`` there (the boundary was touched: the
+        phase is not M/M/∞).
+    """
+    s = math.sqrt(n)
+    lam = n - beta * s
+    t = runs["times"]
+    mean = (lam * (1 - np.exp(-t)) - n) / s
+    sd = np.sqrt(lam * (1 - np.exp(-t)) / n)
+    far = (mean + sds * sd <= 0) & (t > 0)
+    if np.any(runs["x2"][:, far] != 0):
+        raise RuntimeError("a run touched the boundary inside the M/M/inf phase")
+    return runs["x1"][:, far].mean(0), sd[far] / math.sqrt(runs["reps"]), mean[far]
+
+
+def limit_replications(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.25):
+    """``paths`` independent runs of :func:`qlib.halfin_whitt.reflected_ou <qlib.halfin_whitt.diffusion.reflected_ou>`
+    (bridge scheme, step ``dt``, seeds ``seed0, seed0 + 1, …``).
+
+    Returns
+    -------
+    dict
+        ``x1, x2``: arrays (path × time) on the grid ``record_dt``; ``dt``.
+    """
+    from qlib.halfin_whitt.diffusion import reflected_ou
+    rs = [reflected_ou(beta, x0, t_end=t_end, dt=dt, seed=seed0 + i, record_dt=record_dt,
+                       forcing=forcing) for i in range(paths)]
+    return {"x1": np.array([r.x1 for r in rs]), "x2": np.array([r.x2 for r in rs]), "dt": dt}
+
+
+@dataclass(frozen=True)
+class LimitMeans:
+    """Result of :func:`limit_richardson`, per coordinate (``x1``, ``x2``) and
+    recorded time: ``mean = 2 m(dt) − m(2dt)``, ``se`` its standard error
+    from both runs, ``df`` Welch's degrees of freedom, ``step = m(dt) −
+    m(2dt)`` (the estimated first-order step bias of the ``dt`` run)."""
+
+    mean: dict
+    se: dict
+    df: dict
+    step: dict
+
+
+def limit_richardson(fine, coarse):
+    """Richardson extrapolation in the step of two independent sets of
+    limit paths (:func:`limit_replications` at ``dt`` and ``2 dt``)."""
+    if not math.isclose(coarse["dt"], 2 * fine["dt"]):
+        raise ValueError(f"coarse dt must be twice the fine dt, got {coarse['dt']} and {fine['dt']}")
+    mean, se, df, step = {}, {}, {}, {}
+    for k in ("x1", "x2"):
+        a, b = fine[k], coarse[k]
+        va, vb = 4 * a.var(0, ddof=1) / a.shape[0], b.var(0, ddof=1) / b.shape[0]
+        mean[k] = 2 * a.mean(0) - b.mean(0)
+        se[k] = np.sqrt(va + vb)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            df[k] = np.nan_to_num((va + vb) ** 2 / (va**2 / (a.shape[0] - 1)
+                                                     + vb**2 / (b.shape[0] - 1)), nan=1.0)
+        step[k] = a.mean(0) - b.mean(0)
+    return LimitMeans(mean=mean, se=se, df=df, step=step)
+
+
+def limit_means(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.25):
+    """:func:`limit_richardson` of ``paths`` runs at ``dt`` (seeds from
+    ``seed0``) and ``paths`` independent runs at ``2 dt`` (seeds from
+    ``seed0 + 10⁶``)."""
+    fine = limit_replications(beta, x0, paths, dt, t_end, seed0, forcing=forcing,
+                              record_dt=record_dt)
+    coarse = limit_replications(beta, x0, paths, 2 * dt, t_end, seed0 + 10**6, forcing=forcing,
+                                record_dt=record_dt)
+    return limit_richardson(fine, coarse)
+
+
+def interior_richardson_bias(x0, beta, dt, times):
+    """Bias of ``2 m(dt) − m(2dt)`` for the mean of ``X_1`` started at
+    ``x0 = (x1, 0)`` while no path has touched the boundary, where the
+    scheme's mean follows ``m' = m + dt (−β − m)`` exactly and the diffusion's
+    ``m(t) = −β + (x1 + β) e^{−t}``: the remaining step bias of the empty
+    start's transient (largest at large ``|x1|``)."""
+    x1 = float(x0[0])
+    t = np.asarray(times, dtype=float)
+    exact = -beta + (x1 + beta) * np.exp(-t)
+    fine = -beta + (x1 + beta) * (1 - dt) ** np.round(t / dt)
+    coarse = -beta + (x1 + beta) * (1 - 2 * dt) ** np.round(t / (2 * dt))
+    return 2 * fine - coarse - exact
+
+
+def grid_index(times, tt):
+    """Indices of the recorded ``times`` at the times ``tt`` (which must be on
+    the grid up to ``1e-9``)."""
+    i = np.searchsorted(times, np.asarray(tt) - 1e-9)
+    if np.any(i >= len(times)) or np.any(np.abs(times[np.minimum(i, len(times) - 1)] - tt) > 1e-9):
+        raise ValueError("tt must lie on the recorded grid")
+    return i
+
+
+def shrink(d, allowance):
+    """A difference moved towards 0 by a known bound on its bias."""
+    return np.sign(d) * np.maximum(np.abs(d) - allowance, 0.0)
+
+
+@dataclass(frozen=True)
+class ExactMeans:
+    """Exact transient means of the chain (``transient_jsq`` or its stored
+    JSON): ``mean_x1, mean_x2`` at ``times``; the true values lie in
+    ``[mean, mean + error]``."""
+
+    times: np.ndarray
+    mean_x1: np.ndarray
+    mean_x2: np.ndarray
+    error: np.ndarray
+
+
+def exact_means(r):
+    """An :class:`ExactMeans` from a ``TransientJSQ`` or a stored dict."""
+    get = (lambda k: r[k]) if isinstance(r, dict) else (lambda k: getattr(r, k))
+    return ExactMeans(*(np.asarray(get(k), dtype=float)
+                        for k in ("times", "mean_x1", "mean_x2", "error")))
+
+
+def exact_comparison(exact, chain, cap=150):
+    """Simulated chain against exact means, as inputs of
+    :func:`qlib.stats.simultaneous <qlib.stats.intervals.simultaneous>`.
+
+    ``exact``: dict ``(n, kind) -> ExactMeans``; ``chain``: dict ``(n, kind) ->``
+    :func:`chain_replications` result.  Each exact value is moved to the middle
+    of its bracket and each difference shrunk by the bracket's half-width;
+    checks where every run has the same value (``X_2 = 0`` early from the
+    empty start) are dropped.
+
+    Returns
+    -------
+    d, se, df, err : numpy.ndarray
+        Shrunk differences, standard errors, degrees of freedom (capped at
+        ``cap``: that only raises the critical values) and the exact means'
+        error bounds.
+    """
+    d, se, df, err = [], [], [], []
+    for key, ex in exact.items():
+        c = chain[key]
+        for k in ("x1", "x2"):
+            a = c[k][:, grid_index(c["times"], ex.times)]
+            mid = getattr(ex, "mean_" + k) + ex.error / 2
+            d += list(shrink(a.mean(0) - mid, ex.error / 2))
+            se += list(a.std(0, ddof=1) / math.sqrt(c["reps"]))
+            df += [c["reps"] - 1] * len(mid)
+            err += list(ex.error)
+    d, se, df, err = (np.array(v, dtype=float) for v in (d, se, df, err))
+    keep = se > 0
+    return d[keep], se[keep], np.minimum(df[keep], cap), err
+
+
+def bias_bound(exact, lim, key, level=0.99):
+    """Upper bound on ``|b_n(t)|``, the chain's bias against the limit, at
+    the exact ``n``: ``|exact − limit| + t_{(1+level)/2} se + error/2`` with
+    the exact value at the middle of its bracket and the limit's Richardson
+    mean (:class:`LimitMeans`, recorded every ``0.25``).
+
+    Returns
+    -------
+    bhat, bound : numpy.ndarray
+        The estimated bias and its upper bound at ``exact.times``.
+    """
+    idx = np.round(exact.times / 0.25).astype(int)
+    m, s, df = lim.mean[key][idx], lim.se[key][idx], lim.df[key][idx]
+    bhat = getattr(exact, "mean_" + key) + exact.error / 2 - m
+    q = _st.t.isf((1 - level) / 2, np.maximum(df, 1.0))
+    return bhat, np.abs(bhat) + q * s + exact.error / 2
+
+
+def limit_comparison(chain, lim, times, allowance, cap=150):
+    """Simulated chain against the limit's Richardson means at ``times``,
+    each difference shrunk by ``allowance`` (one value per coordinate).
+
+    Returns
+    -------
+    d, se, df : numpy.ndarray
+        Shrunk differences, Welch standard errors and degrees of freedom
+        (capped at ``cap``), for both coordinates; checks where both sides
+        have no spread (``X_2 = 0`` early from the empty start) are dropped
+        after checking that their difference is 0.
+    """
+    out = []
+    idx = np.round(np.asarray(times) / 0.25).astype(int)
+    for k in ("x1", "x2"):
+        a = chain[k][:, grid_index(chain["times"], times)]
+        va = a.var(0, ddof=1) / chain["reps"]
+        vb = lim.se[k][idx] ** 2
+        dd = a.mean(0) - lim.mean[k][idx]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            welch = (va + vb) ** 2 / (va**2 / (chain["reps"] - 1) + vb**2 / lim.df[k][idx])
+        out += list(zip(shrink(dd, allowance[k]), np.sqrt(va + vb), welch, dd))
+    d, se, df, raw = (np.array([r[i] for r in out]) for i in range(4))
+    if np.any(raw[se == 0] != 0):
+        raise RuntimeError("a check without spread has a nonzero difference")
+    keep = se > 0
+    return d[keep], se[keep], np.minimum(np.nan_to_num(df[keep], nan=1.0), cap)
+
+
+def harmonic(j):
+    """``H_j = Σ_{i <= j} 1/i``."""
+    return float(np.sum(1.0 / np.arange(1, int(j) + 1)))
+
+
+def drain_checks(c, n, eps=0.1, grid=0.01, t0_recorded=True):
+    """The checks of the drain of ``Q_3`` from the overloaded start against
+    the pure death process (``prop-ht-paths-drain``), for runs ``c`` of
+    :func:`chain_replications` recorded every ``grid``.
+
+    Returns
+    -------
+    est, se, target : list
+        ``Q_3(t)/√n`` at ``t = 1, 2, 3`` against ``(m/√n) e^{−t}`` (binomial
+        s.e.); the grid time of the first ``Q_3 <= k = ⌊ε√n⌋`` minus half a
+        step, shrunk by the other half, against ``H_m − H_k``; and, when
+        ``t0_recorded``, the time of ``Q_3 = 0`` against ``H_m``.
+    row : tuple
+        ``(n, m, k, mean T_k, s.e., H_m − H_k, log(m/k), mean T_0, s.e., H_m)``.
+    """
+    s, R = math.sqrt(n), c["reps"]
+    m, k = overloaded_start(n)[2], int(math.floor(eps * s))
+    if c["x2"].max() >= s:
+        raise RuntimeError("Q_2 reached n: the drain is no longer a pure death process")
+    est, se, tgt = [], [], []
+    for t_ in (1.0, 2.0, 3.0):
+        p = math.exp(-t_)
+        est.append(c["x3"][:, round(t_ / grid)].mean())
+        tgt.append(m / s * p)
+        se.append(math.sqrt(m * p * (1 - p) / R) / s)
+    V = lambda lo: float(np.sum(1.0 / np.arange(lo + 1, m + 1) ** 2))
+    first = np.argmax(c["x3"] * s <= k + 0.5, axis=1)
+    if not np.all(c["x3"][np.arange(R), first] * s <= k + 0.5):
+        raise RuntimeError("some run never reached Q_3 <= k")
+    Tk = c["times"][first]
+    est.append(float(shrink(Tk.mean() - grid / 2 - (harmonic(m) - harmonic(k)), grid / 2)))
+    tgt.append(0.0)
+    se.append(math.sqrt(V(k) / R))
+    T0 = np.nan
+    if t0_recorded:
+        if np.isnan(c["t0"]).any():
+            raise RuntimeError("some run did not reach Q_3 = 0")
+        T0 = float(c["t0"].mean())
+        est.append(T0)
+        tgt.append(harmonic(m))
+        se.append(math.sqrt(V(0) / R))
+    row = (n, m, k, float(Tk.mean()), math.sqrt(V(k) / R), harmonic(m) - harmonic(k),
+           math.log(m / k), T0, math.sqrt(V(0) / R), harmonic(m))
+    return est, se, tgt, row
+
+
+def wls_slope(x, y, se):
+    """Slope of the weighted least-squares line through ``(x, y)`` with
+    standard errors ``se``, and its standard error."""
+    x, y, se = (np.asarray(v, dtype=float) for v in (x, y, se))
+    A = np.column_stack([np.ones_like(x), x]) / se[:, None]
+    cov = np.linalg.inv(A.T @ A)
+    return float((cov @ A.T @ (y / se))[1]), float(math.sqrt(cov[1, 1]))
