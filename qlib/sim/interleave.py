@@ -357,10 +357,11 @@ def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
 
 
 def _block(n):
-    """Events per visit: one visit's bookkeeping (about 40 loads and
-    stores of the replication's scalars, all in L1) is then a small part
-    of its cost."""
-    return 16
+    """Events per visit.  A visit costs about 280 ns of bookkeeping (the
+    call, the replication's array views and about 40 scalars in and out;
+    measured as the difference between blocks of 16 and 64 at n = 1000),
+    so at 256 events it adds about 1 ns per event."""
+    return 256
 
 
 def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
