@@ -2,14 +2,16 @@
 
 ``chapters/experiments.md`` (FULL: 20 replications per cell instead of 10,
 averaging windows twice as long, so the families of checks get more power) and
-``chapters/bounded_resampling.md`` (FULL: 10 replications per cell, averaging
+``chapters/bounded_resampling.md`` (FULL: 20 replications per cell, averaging
 windows five times as long, ``n = 10^6`` added to the n-scan) are converted to
 scripts with jupytext, their ``FULL = False`` line is switched on, and they are
 executed in turn with the chapter directory as working directory; every
-``assert`` of the chapter still applies.  With ``FULL = True`` the chapters run
-their grids of cells through :func:`qlib.sweep` (a Dask ``LocalCluster`` with
-one process per core; the starts, M/M/1 queues or the fluid law, are drawn on
-the workers).  The script is run by ``runpy`` from ``python -c``, so the
+``assert`` of the chapter still applies.  With ``FULL = True``
+``experiments`` runs its grid of cells through :func:`qlib.sweep` (a Dask
+``LocalCluster`` with one process per core; the starts, M/M/1 queues or the
+fluid law, are drawn on the workers); ``bounded_resampling`` runs its cells
+through :func:`qlib.replicate` as in the build, each replication drawing its
+own start.  The script is run by ``runpy`` from ``python -c``, so the
 cluster's spawned workers do not re-execute it.  The CPU time (user + sys of
 the child; the workers are its children) and the wall time of each are
 printed.  Expect many minutes of CPU per chapter.
