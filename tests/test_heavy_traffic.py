@@ -281,3 +281,63 @@ def test_stationary_jsq_matches_brute_force():
         assert st.error_bounds[k] < 1e-10
 
 
+
+
+# ------------------------------------------------------------------ error estimates at heavy load
+
+# stationary_jsq's error estimates against the brute force of
+# qlib.halfin_whitt.brute (whole chain capped at L levels, three caps, the
+# geometric tail of its changes summed as its own error) at heavy load.  The
+# test fails if a true error exceeds estimate + the brute force's own error.
+# Fast: n = 16, beta = 1, caps 4..6 (75 k states); FULL=1: n = 9..25 at
+# beta = 0.5, 1 (the caps the brute force reaches in seconds).
+_BF_FAST = [(16, 1.0, 6, (1e-6, 1e-8))]
+_BF_FULL = [(n, beta, L, (1e-6, 1e-8) + ((1e-10,) if beta == 1.0 else ()))
+            for n, L in ((9, 9), (12, 7), (16, 6), (20, 5), (25, 5)) for beta in (0.5, 1.0)]
+
+
+def _ratios(n, beta, L, tols):
+    from qlib.halfin_whitt.brute import brute_force_converged, estimate_ratios
+    bf = brute_force_converged(n, beta, L)
+    return [(tol, q, *v) for tol in tols
+            for q, v in estimate_ratios(stationary_jsq(n, beta, tol=tol), bf).items()]
+
+
+@pytest.mark.parametrize("n, beta, L, tols", _BF_FULL if os.environ.get("FULL") else _BF_FAST)
+def test_error_estimates_cover_brute_force_at_heavy_load(n, beta, L, tols):
+    rows = _ratios(n, beta, L, tols)
+    resolved = [(e / est, tol, q) for tol, q, e, own, est in rows if own <= 0.1 * est]
+    worst = max(resolved)
+    print(f"n={n} beta={beta}: worst true-error/estimate {worst[0]:.3g} "
+          f"({worst[2]}, tol {worst[1]:g}); {len(resolved)} of {len(rows)} resolved")
+    for tol, q, e, own, est in rows:
+        assert e <= est + own, (n, beta, tol, q, e, est, own)
+    # the check has power: most entries are resolved (own error small)
+    assert len(resolved) >= len(rows) // 2
+
+
+def test_brute_force_keeps_the_identities_by_construction():
+    # in the capped chain E[Q_1] = λ(1 − b) and E[Q_2] = λ(P(wait) − b) hold
+    # for any solution of its balance equations: a check of the solve only
+    from qlib.halfin_whitt.brute import brute_force_jsq
+    r = brute_force_jsq(9, 1.0, 4)
+    assert abs(r.mean_q1 - r.lam * (1 - r.blocked)) < 1e-12
+    assert abs(r.mean_q2 - r.lam * (r.p_wait - r.blocked)) < 1e-12
+    assert r.states.shape[0] == math.comb(9 + 4, 4) and r.residual < 1e-12
+    assert np.all(np.diff(r.states.sum(axis=1)) >= 0)
+
+
+def test_brute_force_mm1_and_bad_input():
+    # n = 1 is the M/M/1 queue with ρ = 1 − β capped at L: truncated geometric
+    from qlib.halfin_whitt.brute import brute_force_jsq, brute_force_converged
+    rho, L = 0.5, 8
+    r = brute_force_jsq(1, 1 - rho, L)
+    p = rho ** np.arange(L + 1) / (rho ** np.arange(L + 1)).sum()
+    assert abs(r.p_wait - p[1:].sum()) < 1e-13 and abs(r.blocked - p[-1]) < 1e-13
+    assert abs(r.mean_tasks - p @ np.arange(L + 1)) < 1e-12
+    with pytest.raises(ValueError, match="levels"):
+        brute_force_jsq(4, 1.0, 1)
+    with pytest.raises(TypeError, match="levels"):
+        brute_force_jsq(4, 1.0, 2.5)
+    with pytest.raises(ValueError, match="levels"):
+        brute_force_converged(4, 1.0, 3)
