@@ -1,6 +1,6 @@
 """Cost per event of qlib.simulate from n = 1e3 to 1e7, before and after the pipeline.
 
-Run: ``python benchmarks/bench_simulate.py [--quick]`` (``make bench``).
+Run: ``python benchmarks/bench_simulate.py [--quick | --issue31]`` (``make bench``).
 Writes ``benchmarks/simulate_results.json`` (not with ``--quick``) and prints
 a table.
 
@@ -22,6 +22,11 @@ a table.
   at one n, then the next n, ``REPS`` rounds), the minimum over rounds is
   reported with all rounds kept, and the load average is recorded at the
   start and at the end.
+* ``--issue31`` (issue 31): the interleaved loop of
+  :mod:`qlib.sim.interleave` for R = 1, 4, 16 against the lone
+  ``simulate`` and the hand JSQ(2) kernel in the same run (process CPU
+  time, rounds, min and median), and the set-up time at n = 1e7; merged
+  into the JSON under the new keys ``interleave`` and ``setup``.
 * Memory: the peak resident set size of a fresh process that builds the
   ring at n = 1e7 and runs ``qlib.simulate`` (mu = log n), against the RSS
   just before the call; and the bytes per server of the kernel's arrays.
@@ -47,6 +52,7 @@ import qlib  # noqa: E402
 from benchmarks import old_simulate_kernel as old  # noqa: E402
 from qlib import graphs as g  # noqa: E402
 from qlib.sim import simulate  # noqa: E402
+from qlib.sim.interleave import simulate_interleaved  # noqa: E402
 
 LAM = 0.9
 EVENTS = 4e6
@@ -161,7 +167,7 @@ def cells_at(n, q, G, X0):
         for kern in ("new", "old"):
             if kern == "new":
                 fn = lambda t: simulate(G, LAM, mu, t_end=t, seed=1, initial=X0,  # noqa: E731
-                                        batches=2).events
+                                        batches=4).events
             else:
                 fn = lambda t: old.run(G, LAM, mu, t, 1, X0)[0]  # noqa: E731
             ns_ev, ev = _cost(fn, te)
@@ -338,5 +344,145 @@ def main(quick=False):
     return res
 
 
+# ------------------------------------------------------- issue 31 ----
+IL_NS = (10**3, 10**4, 10**5, 10**6)
+IL_RS = (1, 4, 16)
+IL_MUS = ("0", "log n", "inf")
+IL_EVENTS = 2e6
+IL_REPS = 3
+
+
+def _cpu():
+    return time.process_time()
+
+
+def _cost_cpu(fn, t_end):
+    """User CPU ns per event, run of t_end minus run of t_end / 10 with the
+    same set-up: the set-up cancels (user time, as in :func:`_cost`: the
+    system time of the page faults of R copies of the state varies by more
+    than the difference)."""
+    out = []
+    for t in (t_end / 10, t_end):
+        c0 = _user()
+        ev = fn(t)
+        out.append((_user() - c0, ev))
+    (c1, e1), (c2, e2) = out
+    return 1e9 * (c2 - c1) / (e2 - e1)
+
+
+def _il_events(n):
+    """Events per cell at size n: at least IL_EVENTS, and at least 3 per
+    server of the largest group (R = 16 copies of n servers)."""
+    return max(IL_EVENTS, 3.0 * n * max(IL_RS))
+
+
+def interleave_cells(n, q, G, X0, rs=IL_RS, mus=IL_MUS):
+    """One round at size n: the lone simulate, the interleaved loop for
+    each R (R runs of EVENTS / R events each, so every cell runs about the
+    same number of events) and the hand JSQ(2) kernel, in one run."""
+    rows = []
+    for lab in mus:
+        mu = _mu(lab, n)
+        te = _il_events(n) / (n * (LAM + q[1]) + (mu if math.isfinite(mu) else 0.0))
+        ns_ev = _cost_cpu(lambda t: simulate(G, LAM, mu, t_end=t, seed=1, initial=X0,  # noqa: E731
+                                             batches=4).events, te)
+        rows.append(dict(kernel="alone", R=1, n=n, mu_label=lab, ns_per_event=ns_ev))
+        for R in rs:
+            seeds = list(range(1, R + 1))
+            ns_ev = _cost_cpu(lambda t: sum(r.events for r in simulate_interleaved(  # noqa: E731
+                G, LAM, mu, t_end=t / R, seeds=seeds, initial=X0, batches=4)), te)
+            rows.append(dict(kernel="interleaved", R=R, n=n, mu_label=lab, ns_per_event=ns_ev))
+    te = _il_events(n) / (n * (LAM + q[1]))
+    ns_ev = _cost_cpu(lambda t: jsq2_kernel(n, LAM, t, 1, X0.copy(), 64)[0], te)
+    rows.append(dict(kernel="hand", R=1, n=n, mu_label="-", ns_per_event=ns_ev))
+    return rows
+
+
+def setup_times(n, q, reps=3):
+    """CPU seconds of the set-up at size n: building the ring, and a call
+    of simulate with t_end so short that it runs no event (argument checks,
+    start state, arrays, result), empty start and occupancy start."""
+    out = dict(n=n, ring_s=[], simulate_empty_s=[], simulate_occupancy_s=[])
+    for _ in range(reps):
+        c0 = _cpu()
+        G = g.ring(n)
+        out["ring_s"].append(_cpu() - c0)
+        for key, init in (("simulate_empty_s", None), ("simulate_occupancy_s", q)):
+            c0 = _cpu()
+            simulate(G, LAM, math.log(n), t_end=1e-12, seed=1, initial=init, batches=4)
+            out[key].append(_cpu() - c0)
+        del G
+    for k in ("ring_s", "simulate_empty_s", "simulate_occupancy_s"):
+        v = sorted(out[k])
+        out[k + "_min"], out[k + "_median"] = v[0], v[len(v) // 2]
+    return out
+
+
+def issue31(ns=IL_NS, reps=IL_REPS, setup_n=10**7, write=True):
+    """The measurements of issue 31, merged into simulate_results.json
+    under new keys (``interleave``, ``setup``): the interleaved loop for
+    R = 1, 4, 16 against the lone simulate and the hand JSQ(2) kernel, CPU
+    time, ``reps`` interleaved rounds with min and median; the set-up time
+    at ``setup_n``."""
+    q = np.asarray(qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
+    G10 = g.ring(10)
+    simulate(G10, LAM, 1.0, t_end=1.0, seed=0, batches=4)
+    simulate_interleaved(G10, LAM, 1.0, t_end=1.0, seeds=[0, 1], batches=4)
+    jsq2_kernel(10, LAM, 1.0, 0, np.zeros(10, np.int64), 64)
+    load0 = list(os.getloadavg())
+    w0 = time.perf_counter()
+    cells = []
+    for rnd in range(reps):
+        for n in ns:
+            G, X0 = g.ring(n), _initial(n, q)
+            rows = interleave_cells(n, q, G, X0)
+            for r in rows:
+                r["round"] = rnd
+            cells += rows
+            print(f"round {rnd} n={n:>8}: " + ", ".join(
+                f"{r['kernel']} R={r['R']} {r['mu_label']} {r['ns_per_event']:.0f}"
+                for r in rows), flush=True)
+            del G, X0
+    best = {}
+    for c in cells:
+        best.setdefault((c["kernel"], c["R"], c["n"], c["mu_label"]), []).append(c["ns_per_event"])
+    summary = []
+    for (k, R, n, m), v in sorted(best.items()):
+        v = sorted(v)
+        summary.append(dict(kernel=k, R=R, n=n, mu_label=m, ns_per_event_min=v[0],
+                            ns_per_event_median=v[len(v) // 2],
+                            events_per_s_per_core=1e9 / v[0], rounds=v))
+    cost = {(s["kernel"], s["R"], s["n"], s["mu_label"]): s["ns_per_event_min"] for s in summary}
+    ratio = {f"R={R}": {str(n): {m: cost[("alone", 1, n, m)] / cost[("interleaved", R, n, m)]
+                                 for m in IL_MUS} for n in ns} for R in IL_RS}
+    res = dict(
+        interleave=dict(
+            note=("user CPU ns per event (getrusage), run of t_end minus run of "
+                  "t_end/10 (set-up cancels), max(2e6, 3 n 16) events per cell; ring, lam = 0.9, start near the fluid "
+                  "equilibrium; 'interleaved' R: simulate_interleaved with R seeds, each "
+                  "run t_end/R, default depth and block; 'alone': simulate; 'hand': the "
+                  "plain JSQ(2) kernel; all in one process, cells interleaved, "
+                  f"{reps} rounds; the 2-core machine was shared with other jobs "
+                  "(load averages)"),
+            events_per_cell={str(n): _il_events(n) for n in ns}, load_average_at_start=load0,
+            load_average_at_end=list(os.getloadavg()), wall_s=time.perf_counter() - w0,
+            cells=cells, summary=summary, interleaved_speed_over_alone=ratio,
+            interleaved_always_at_least_as_fast=all(
+                x >= 1 for r in ratio.values() for d in r.values() for x in d.values())),
+    )
+    if setup_n:
+        res["setup"] = setup_times(setup_n, q)
+        res["setup"]["load_average"] = list(os.getloadavg())
+    if write:
+        path = HERE / "simulate_results.json"
+        d = json.loads(path.read_text())
+        d.update(res)
+        path.write_text(json.dumps(d, indent=1) + "\n")
+    return res
+
+
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    if "--issue31" in sys.argv:
+        issue31()
+    else:
+        main(quick="--quick" in sys.argv)
