@@ -193,7 +193,7 @@ def exact_means(r):
 
 def exact_comparison(exact, chain, cap=150):
     """Simulated chain against exact means, as inputs of
-    :func:`qlib.stats.simultaneous <qlib.stats.intervals.simultaneous>`.
+    :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`.
 
     ``exact``: dict ``(n, kind) -> ExactMeans``; ``chain``: dict ``(n, kind) ->``
     :func:`chain_replications` result.  Each exact value is moved to the middle

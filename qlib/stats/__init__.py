@@ -35,13 +35,18 @@ queue length of an M/M/1 queue at load ``ρ`` it is ``(1 + ρ)/(1 − ρ)²``
 (190 at ``ρ = 0.9``); for an AR(1) process with coefficient ``φ`` sampled at
 unit steps it is ``(1 + φ) / (2 (1 − φ))``.
 
-Modules: :mod:`qlib.stats.intervals` (t intervals, families, detectable
-deviations, sample sizes, log-log fits), :mod:`qlib.stats.batch` (correlation
-lengths and batch means), :mod:`qlib.stats.burn_in` (burn-in tests).
+Modules: :mod:`qlib.stats.intervals` (Student-t intervals),
+:mod:`qlib.stats.families` (Holm/Bonferroni families, detectable deviations,
+critical values, replications needed), :mod:`qlib.stats.equivalence`
+(equivalence tests), :mod:`qlib.stats.fits` (log-log fits),
+:mod:`qlib.stats.batch` (correlation lengths and batch means),
+:mod:`qlib.stats.burn_in` (burn-in tests).
 """
-from qlib.stats.intervals import (Equivalence, Family, LogLogFit, ReplicationCI,  # noqa: F401
-                                  critical_value, detectable, equivalence, loglog_slope,
-                                  replication_ci, replications_needed, simultaneous, t_quantile)
+from qlib.stats.intervals import ReplicationCI, replication_ci, t_quantile  # noqa: F401
+from qlib.stats.families import (Family, critical_value, detectable,  # noqa: F401
+                                 replications_needed, simultaneous)
+from qlib.stats.equivalence import Equivalence, equivalence  # noqa: F401
+from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)
 from qlib.stats.burn_in import BurnIn, burn_in_check  # noqa: F401

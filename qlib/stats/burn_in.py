@@ -5,8 +5,10 @@ import numpy as np
 from dataclasses import dataclass
 from scipy import stats as _st
 
-from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar, detectable,
-                                  equivalence, replication_ci, t_quantile)
+from qlib.stats.equivalence import equivalence
+from qlib.stats.families import detectable
+from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar,
+                                  replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
 
 __all__ = ['burn_in_check', 'BurnIn']
