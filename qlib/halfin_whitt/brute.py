@@ -1,6 +1,6 @@
 """The brute-force occupancy chain of JSQ at small n: every state up to L levels, one sparse solve.
 
-An independent route to the stationary law that :func:`stationary_jsq` computes
+An independent route to the stationary law that :func:`~qlib.halfin_whitt.chain.stationary_jsq` computes
 by adaptive truncation: no windows, no redirection, no growth.  The chain of
 ``(Q_1, …, Q_L)``, ``n >= Q_1 >= … >= Q_L >= 0``, is enumerated whole; the
 only truncation is the level cap ``L``: an arrival that would create a queue
@@ -22,7 +22,7 @@ from qlib.halfin_whitt._common import _check_beta, _check_n
 __all__ = ["occupancy_generator", "brute_force_jsq", "BruteForceJSQ", "estimate_ratios",
            "brute_force_converged", "BruteForceConverged"]
 
-#: the quantities both routes report (names as in :class:`StationaryJSQ`)
+#: the quantities both routes report (names as in :class:`~qlib.halfin_whitt.chain.StationaryJSQ`)
 QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_tasks",
               "mean_waiting", "var_x1", "mean_x1x2")
 
@@ -103,7 +103,7 @@ class BruteForceJSQ:
     """Result of :func:`brute_force_jsq`: the stationary law ``pi`` on
     ``states`` of the chain capped at ``levels``, ``blocked = π(Q_L = n)``
     (the fraction of arrivals blocked), ``residual = ‖π A‖₁`` and the
-    quantities of :class:`StationaryJSQ` with the same names (``p_wait``,
+    quantities of :class:`~qlib.halfin_whitt.chain.StationaryJSQ` with the same names (``p_wait``,
     ``mean_q1``, ``mean_idle``, ``mean_q2``, ``mean_q3``, ``mean_tasks``,
     ``mean_waiting``, ``var_x1``, ``mean_x1x2``), in ``values`` too."""
 
@@ -260,7 +260,7 @@ def brute_force_converged(n, beta, levels):
 
 def estimate_ratios(st, bf):
     """Ratio of true error to error estimate for each quantity of a
-    :func:`stationary_jsq` result ``st`` against a
+    :func:`~qlib.halfin_whitt.chain.stationary_jsq` result ``st`` against a
     :class:`BruteForceConverged` ``bf`` at the same ``(n, β)``.
 
     The truth of ``mean_q1`` and ``mean_idle`` is exact (``λ_n`` and

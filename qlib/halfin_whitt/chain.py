@@ -82,7 +82,7 @@ class StationaryJSQ:
 
     @property
     def error_bounds(self):
-        """The old name of :attr:`error_estimates` (estimates, not bounds)."""
+        """The old name of ``error_estimates`` (estimates, not bounds)."""
         return self.error_estimates
 
 
@@ -243,7 +243,7 @@ def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000):
     ``m = m_2 · max(1, √n/β)``: ``m_2`` is the estimated mass of the states
     just outside ``S_2``, summed along a geometric tail of ratio ``λ_n/n``
     (the number of tasks when every server is busy, the slowest direction),
-    and ``s_q`` is the sup of ``q``'s |integrand| over ``S_2`` and those
+    and ``s_q`` is the sup of the absolute value of ``q``'s integrand over ``S_2`` and those
     states, each count raised by the tail's mean overshoot ``√n/β`` (so a
     quantity that is zero on the set, ``E[Q_3]`` at large ``n``, still gets
     a positive estimate).  This is an a-posteriori estimate, not a theorem:
