@@ -94,7 +94,7 @@ class Graph:
         return self.indices[self.indptr[v]:self.indptr[v + 1]]
 
     def degree_distribution(self):
-        """The empirical degree law of the graph, a :class:`qlib.DegreeDistribution`."""
+        """The empirical degree law of the graph, a :class:`qlib.DegreeDistribution <qlib.meanfield.degrees.DegreeDistribution>`."""
         from qlib.meanfield.degrees import DegreeDistribution  # lazy: a higher floor
         return DegreeDistribution.from_degrees(self.degrees)
 

@@ -115,7 +115,7 @@ class JSQdResult:
     ``blocks``: shape ``(replications, nblocks, 5)`` (one ``d``) or
     ``(replications, len(d), nblocks, 5)``: the five time averages
     ``(p_wait, Q_1, Q_2, Q_3, N)`` over ``nblocks`` equal blocks of the
-    window, for :func:`qlib.stats.burn_in_check`.  ``events``: total over
+    window, for :func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`.  ``events``: total over
     replications (uniformized: dummy events included).
     """
 
@@ -138,7 +138,7 @@ class JSQdResult:
     seed: object
 
     def ci(self, name, level=0.95):
-        """:func:`qlib.stats.replication_ci` of the per-replication values of
+        """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of the per-replication values of
         attribute ``name`` (e.g. ``"p_wait"``)."""
         from qlib import stats
         return stats.replication_ci(getattr(self, name), level)

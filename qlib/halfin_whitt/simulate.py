@@ -288,7 +288,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
 
     Standard errors: the window ``[burn_in, t_end]`` is cut into 4000
     slices, and the batches are groups of consecutive slices. By default
-    :func:`qlib.stats.batch_means` measures the correlation length ``L`` on
+    :func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>` measures the correlation length ``L`` on
     the slice averages of the five time averages and of ``p_wait``'s
     linearised ratio, and takes 10 to 20 batches of at least ``20 L`` each.
     ``mean_*_se`` and ``p_full_se`` are the standard deviation of the batch
@@ -300,10 +300,10 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     ``200 L`` and the batch means show no lag-1 correlation. Otherwise a
     ``RuntimeWarning`` (never an exception) gives the window needed; the
     errors are then too small (correlated batches), and independent
-    replications (:func:`qlib.stats.replication_ci`) are the honest choice.
+    replications (:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>`) are the honest choice.
     Even then the intervals assume a stationary start: ``burn_in`` must be
     long against the relaxation from ``initial`` (test it with
-    :func:`qlib.stats.burn_in_check`). Measured coverage of the 95 %
+    :func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`). Measured coverage of the 95 %
     intervals against the exact chain (:func:`stationary_jsq`) at
     ``n = 20``, 1000 seeds (``benchmarks/bench_simulate_se.py``; a quick
     version in ``tests/test_simulate_jsq_se.py``): 0.935–0.95 for every

@@ -1,6 +1,6 @@
 """JSQ on the complete graph, task by task: per-server FIFO queues.
 
-:func:`qlib.heavy_traffic.simulate_jsq` simulates the occupancy chain
+:func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>` simulates the occupancy chain
 ``(Q_1, Q_2, …)``, which does not know which queue a task sits in; it draws a
 waiting task's wait from the law that FIFO implies.  :func:`simulate_tasks`
 follows every task instead: ``n`` servers, each with its own FIFO queue,

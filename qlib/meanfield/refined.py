@@ -31,7 +31,7 @@ covariance, ``W`` the covariance of ``√n (q_n − q*)``.  The Hessian of
 :func:`refined` computes ``v`` and the response-time coefficient
 ``R_v = Σ_i v_i / λ`` (Little's law); the chapter *How large must n be?*
 derives the formulas with sympy and checks them against exact chains
-(:func:`qlib.exact.occupancy_chain`), simulations and rmftool.
+(:func:`qlib.exact.occupancy_chain <qlib.exact.occupancy.occupancy_chain>`), simulations and rmftool.
 """
 
 from __future__ import annotations

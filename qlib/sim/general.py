@@ -1,9 +1,9 @@
 """Exact event-driven JSQ on a (resampled) graph with general service times.
 
-The model is that of :mod:`qlib.simulate` (same graph, placement,
+The model is that of :mod:`qlib.sim` (same graph, placement,
 resampling, tie-breaking and occupancy bookkeeping; the lazy permutation and
 the PRNG are imported from there), except that a task's service time is
-drawn from a :class:`qlib.service.ServiceLaw` of mean 1 when it *starts*
+drawn from a :class:`qlib.sim.service.ServiceLaw` of mean 1 when it *starts*
 service, and each server serves its queue in FIFO order.
 
 Departures are no longer a Poisson stream, so they are scheduled: a
@@ -320,7 +320,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
 # ------------------------------------------------------------- result ----
 @dataclass(frozen=True)
 class GeneralSimulationResult(SimulationResult):
-    """A :class:`qlib.simulate.SimulationResult` with general services.
+    """A :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` with general services.
 
     The inherited fields mean what they mean there, except that
     ``mean_response_time`` is the arrival-side estimator ``(C_s - t) + k``
@@ -381,14 +381,14 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                      batches=None, service, record_response=False):
     """JSQ on a resampled graph with FIFO servers and general services.
 
-    Called by :func:`qlib.simulate` when ``service`` is a law (or when
+    Called by :func:`qlib.simulate <qlib.sim.run.simulate>` when ``service`` is a law (or when
     ``record_response=True``); the parameters are those of
-    :func:`qlib.simulate`, plus
+    :func:`qlib.simulate <qlib.sim.run.simulate>`, plus
 
     Parameters
     ----------
     service : qlib.service.ServiceLaw or None or "exp"
-        The service law (None/"exp": :func:`qlib.service.exponential`).
+        The service law (None/"exp": :func:`qlib.sim.service.exponential`).
     record_response : bool
         Also return the measured response time of every task leaving in
         ``[burn_in, t_end]`` (memory: 8 bytes per such task, plus 16 per

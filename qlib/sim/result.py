@@ -22,7 +22,7 @@ class SimulationResult:
     occupancy_se : ndarray, shape (K+1,)
         Standard errors by batch means. By default (``batches=None``) the
         batch length is at least 20 correlation lengths measured on the run
-        itself (:func:`qlib.stats.batch_means`), with 10 to 20 batches; the
+        itself (:func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>`), with 10 to 20 batches; the
         s.e. is trustworthy when ``se_reliable`` is True (otherwise a
         ``RuntimeWarning`` said how long the run should be). Measured
         coverage of ``occupancy_ci`` on M/M/1 queues: see
@@ -57,7 +57,7 @@ class SimulationResult:
     batch_length : float
         Length of one batch (time units).
     corr_length : float
-        Measured correlation length ``L`` (:func:`qlib.stats.batch_means`;
+        Measured correlation length ``L`` (:func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>`;
         nan with a fixed ``batches``).
     batch_lag1 : float
         Largest lag-1 correlation of the batch means over the series the

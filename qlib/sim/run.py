@@ -65,7 +65,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         (no check that they are long enough).
     service : None, "exp" or qlib.service.ServiceLaw
         None or "exp": Exp(1) services, this module's kernel (unchanged).
-        A law of :mod:`qlib.service`: FIFO servers, service times drawn
+        A law of :mod:`qlib.sim.service`: FIFO servers, service times drawn
         from it at the start of service (``qlib._general.simulate_general``,
         which returns a ``GeneralSimulationResult``).
     record_response : bool
