@@ -4,16 +4,19 @@ The package accompanies the book *Load balancing in large server networks*.
 It is a small tree, one package per area and one module per idea; a lower
 floor never imports a higher one:
 
-``qlib.stats``         honest error bars: intervals and families, batch means, burn-in
-``qlib.meanfield``     degree laws, the fluid ODE and its equilibrium, the refined
-                       1/n expansion, the cavity approximation
-``qlib.graphs``        immutable CSR graphs and generators
-``qlib.sim``           exact event-driven JSQ simulation (numba): ``simulate``,
-                       ``replicate``, service-time laws
-``qlib.exact``         exact stationary laws: tiny graphs, the occupancy chain
-``qlib.halfin_whitt``  JSQ with many servers in the Halfin–Whitt regime: the chain's
-                       simulation, its diffusion limit, exact laws, the alternatives
-``qlib.sweep``         parameter sweeps on Dask (optional extra ``qlib[sweep]``)
+* ``qlib.stats``: honest error bars: intervals and families, batch means,
+  equivalence and burn-in tests;
+* ``qlib.meanfield``: degree laws, the fluid ODE and its equilibrium, its
+  tails, the refined 1/n expansion, the pair approximation, the cavity
+  approximation;
+* ``qlib.graphs``: immutable CSR graphs and generators;
+* ``qlib.sim``: exact event-driven JSQ simulation (numba): ``simulate``,
+  ``replicate``, service-time laws;
+* ``qlib.exact``: exact laws: tiny graphs, the occupancy chain, the M/M/1
+  transient;
+* ``qlib.halfin_whitt``: JSQ with many servers in the Halfin–Whitt regime:
+  the chain's simulation, its diffusion limit, exact laws, the alternatives;
+* ``qlib.sweep``: parameter sweeps on Dask (optional extra ``qlib[sweep]``).
 
 The most used names are re-exported here (``qlib.simulate``,
 ``qlib.replicate``, ``qlib.DegreeDistribution``, ``qlib.stationary_jsq``, …).

@@ -12,14 +12,14 @@ Rules: a ``bool`` is never a number (``True`` is not ``1.0`` here), nor a
 ``str`` (``"0.5"`` is refused, not parsed); NaN and ±inf are refused unless
 allowed; an integer parameter does not take an integral float (``2.0``).
 
-A wrong *type* raises :class:`InvalidType`, a ``TypeError`` that is also a
-``ValueError`` (as :class:`numpy.exceptions.AxisError` is both a
+A wrong *type* raises ``InvalidType``, a ``TypeError`` that is also a
+``ValueError`` (as ``numpy.exceptions.AxisError`` is both a
 ``ValueError`` and an ``IndexError``), so code written against the earlier
 checks, some of which raised ``ValueError`` for a wrong type, keeps working. A
 value of the right type outside its range raises ``ValueError``.
 
-:func:`check_memory` refuses, before anything is allocated, a call whose
-arrays would need more than :data:`MEMORY_LIMIT` bytes (4 GiB), naming the
+``check_memory`` refuses, before anything is allocated, a call whose
+arrays would need more than ``MEMORY_LIMIT`` bytes (4 GiB), naming the
 parameter that drives the size and the estimate.
 
 This module imports nothing from qlib, so every floor can use it.
@@ -173,7 +173,7 @@ def memory_estimate(*, n=1, per_item=8, fixed=0):
     """Bytes of ``n`` items of ``per_item`` bytes each, plus ``fixed`` bytes.
 
     The front ends call it with their own per-item cost (e.g. ``simulate``:
-    about 40 bytes per server), so that :func:`check_memory` can refuse before
+    about 40 bytes per server), so that ``check_memory`` can refuse before
     allocating.
     """
     return int(n) * int(per_item) + int(fixed)
@@ -189,7 +189,7 @@ def check_memory(nbytes, name, value, *, what="the arrays", limit=None):
     Parameters
     ----------
     nbytes : int
-        The estimate (see :func:`memory_estimate`).
+        The estimate (see ``memory_estimate``).
     name : str
         The parameter that drives the size (``"n"``, ``"levels"``, ...).
     value : object
@@ -197,7 +197,7 @@ def check_memory(nbytes, name, value, *, what="the arrays", limit=None):
     what : str
         What would be allocated, for the message.
     limit : int, optional
-        Default :data:`MEMORY_LIMIT` (4 GiB).
+        Default ``MEMORY_LIMIT`` (4 GiB).
 
     Raises
     ------
@@ -222,7 +222,7 @@ def check_arrays(terms, *, what, limit=None):
     what : str
         Whose arrays, for the message.
     limit : int, optional
-        Default :data:`MEMORY_LIMIT` (4 GiB).
+        Default ``MEMORY_LIMIT`` (4 GiB).
 
     Raises
     ------

@@ -139,7 +139,7 @@ def interacting_pairs_per_vertex(graph) -> float:
     Raises
     ------
     TypeError
-        If ``graph`` is not a :class:`Graph`.
+        If ``graph`` is not a :class:`~qlib.graphs.Graph`.
     ValueError
         If the graph has no vertices.
     """

@@ -17,7 +17,7 @@ __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive'
 
 @dataclass(frozen=True)
 class OccupancyChainResult:
-    """Stationary law of the ``μ = ∞`` occupancy chain (:func:`occupancy_chain`).
+    """Stationary law of the ``μ = ∞`` occupancy chain (:func:`~qlib.exact.occupancy.occupancy_chain`).
 
     Attributes
     ----------
@@ -48,7 +48,7 @@ class OccupancyChainResult:
     replacement: bool
 
 
-#: Largest state space :func:`occupancy_chain` builds.
+#: Largest state space :func:`~qlib.exact.occupancy.occupancy_chain` builds.
 MAX_CHAIN_STATES = 3_000_000
 
 
@@ -172,7 +172,7 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
 @dataclass(frozen=True)
 class AdaptiveChainResult:
     """Stationary law of the ``μ = ∞`` occupancy chain on an adaptively
-    chosen state set (:func:`occupancy_chain_adaptive`).
+    chosen state set (:func:`~qlib.exact.occupancy.occupancy_chain_adaptive`).
 
     Attributes
     ----------
@@ -225,7 +225,7 @@ def occupancy_chain_adaptive(n, lam, degrees, *, tol=1e-9, replacement=False,
                              max_states=400_000):
     """Stationary law of the ``μ = ∞`` occupancy chain without a level cap.
 
-    The chain is that of :func:`occupancy_chain` (states
+    The chain is that of :func:`~qlib.exact.occupancy.occupancy_chain` (states
     ``n >= Q_1 >= Q_2 >= ...``, arrivals raise level ``j`` at rate
     ``n λ Σ_d p(d) [C(Q_{j-1}, d+1) − C(Q_j, d+1)] / C(n, d+1)``, departures
     lower it at rate ``Q_j − Q_{j+1}``), but no arrival is lost: instead of

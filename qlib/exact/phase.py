@@ -17,7 +17,7 @@ __all__ = ['stationary_phase', 'PhaseResult']
 @dataclass(frozen=True)
 class PhaseResult:
     """Stationary quantities of the chain with service phases
-    (:func:`stationary_phase`).
+    (:func:`~qlib.exact.phase.stationary_phase`).
 
     Attributes
     ----------

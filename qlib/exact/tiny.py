@@ -37,10 +37,10 @@ from qlib.graphs import Graph, from_edges
 
 __all__ = ['stationary', 'ExactResult', 'MAX_N', 'MAX_STATES']
 
-#: Largest number of servers :func:`stationary` accepts (the state space grows
+#: Largest number of servers :func:`~qlib.exact.tiny.stationary` accepts (the state space grows
 #: like (K+1)**n).
 MAX_N = 5
-#: Largest truncated state space :func:`stationary` builds.
+#: Largest truncated state space :func:`~qlib.exact.tiny.stationary` builds.
 MAX_STATES = 2_000_000
 _LU_MAX = 4000  # sparse LU below this many unknowns, GMRES above
 

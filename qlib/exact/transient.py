@@ -12,7 +12,7 @@ __all__ = ["mm1_transient", "MM1Transient"]
 
 @dataclass(frozen=True)
 class MM1Transient:
-    """Tail probabilities of an M/M/1 queue at given times (:func:`mm1_transient`).
+    """Tail probabilities of an M/M/1 queue at given times (:func:`~qlib.exact.transient.mm1_transient`).
 
     Attributes
     ----------

@@ -91,7 +91,7 @@ def _trim(W):
 def _solve(W, n, lam):
     """Stationary law of the chain truncated to the rows ``W``; also the cut
     transitions ``(src, targets, rates)`` and the relative balance residual
-    of the solution (:func:`_residual`)."""
+    of the solution (``_residual``)."""
     # keep the rows below the first missing level N (the levels must be
     # contiguous for the redirection and the level reduction)
     Nw = W[:, 0] * n + W[:, 1:].sum(axis=1)

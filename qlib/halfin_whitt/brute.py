@@ -100,7 +100,7 @@ def occupancy_generator(n, lam, levels):
 
 @dataclass(frozen=True)
 class BruteForceJSQ:
-    """Result of :func:`brute_force_jsq`: the stationary law ``pi`` on
+    """Result of :func:`~qlib.halfin_whitt.brute.brute_force_jsq`: the stationary law ``pi`` on
     ``states`` of the chain capped at ``levels``, ``blocked = π(Q_L = n)``
     (the fraction of arrivals blocked), ``residual = ‖π A‖₁`` and the
     quantities of :class:`~qlib.halfin_whitt.chain.StationaryJSQ` with the same names (``p_wait``,
@@ -194,7 +194,7 @@ def brute_force_jsq(n, beta, levels):
 
 @dataclass(frozen=True)
 class BruteForceConverged:
-    """Result of :func:`brute_force_converged`: ``values`` at the highest cap,
+    """Result of :func:`~qlib.halfin_whitt.brute.brute_force_converged`: ``values`` at the highest cap,
     ``own_error[q]``: the estimated remaining truncation error of each (the
     geometric tail of the changes between successive caps, summed),
     ``changes[q]``: the last two changes, ``levels``: the caps solved,
@@ -261,7 +261,7 @@ def brute_force_converged(n, beta, levels):
 def estimate_ratios(st, bf):
     """Ratio of true error to error estimate for each quantity of a
     :func:`~qlib.halfin_whitt.chain.stationary_jsq` result ``st`` against a
-    :class:`BruteForceConverged` ``bf`` at the same ``(n, β)``.
+    :class:`~qlib.halfin_whitt.brute.BruteForceConverged` ``bf`` at the same ``(n, β)``.
 
     The truth of ``mean_q1`` and ``mean_idle`` is exact (``λ_n`` and
     ``β√n``, rate balance); for the others it is the brute force, known to

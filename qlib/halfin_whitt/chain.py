@@ -17,7 +17,7 @@ __all__ = ['stationary_jsq', 'StationaryJSQ']
 
 @dataclass(frozen=True)
 class StationaryJSQ:
-    """Result of :func:`stationary_jsq`.
+    """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.
 
     ``states``: the truncated state space as occupancy rows
     ``(Q_1, …, Q_L)``; ``pi`` its stationary law.  ``truncated_mass``: the
@@ -39,7 +39,7 @@ class StationaryJSQ:
     ``error_estimates``: quantity name → a-posteriori *estimate* of its
     truncation error (for ``"q2_pmf"``: of every entry), from a second solve
     on a smaller set and the estimated mass outside the set (see
-    :func:`stationary_jsq`, Notes).  It is not a certified bound; the tests
+    :func:`~qlib.halfin_whitt.chain.stationary_jsq`, Notes).  It is not a certified bound; the tests
     measure its ratio to the true error against an independent brute force.
     ``error_bounds`` is the same dict under its old name.  ``tol``: the admission threshold used;
     ``rounds``: solves of the final growth; ``levels``: number of occupancy
@@ -105,7 +105,7 @@ _QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_tas
 
 
 def _quantities(Q, pi, n, lam):
-    """The quantities of :class:`StationaryJSQ` under the law ``pi`` on the
+    """The quantities of :class:`~qlib.halfin_whitt.chain.StationaryJSQ` under the law ``pi`` on the
     occupancy rows ``Q``, and the largest |integrand| of each on the rows."""
     sq = math.sqrt(n)
     q1 = Q[:, 0].astype(float)

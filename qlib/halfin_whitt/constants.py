@@ -4,11 +4,11 @@ and its comparison with the grid solution of the diffusion.
 
 The extrapolation rule (issue 33; fixed before the comparison with the grid):
 for each constant, least-squares quadratics in ``x = n^{−1/2}`` on the windows
-``n >= n₀``, ``n₀ ∈`` :data:`WINDOWS`; the estimate is the intercept of the
+``n >= n₀``, ``n₀ ∈`` :data:`~qlib.halfin_whitt.constants.WINDOWS`; the estimate is the intercept of the
 last window, the error the spread of the intercepts plus the points'
-truncation errors through the fit weights (:func:`extrapolate_windows`).  A
+truncation errors through the fit weights (:func:`~qlib.halfin_whitt.constants.extrapolate_windows`).  A
 constant counts as *pinned* by the chain when its local exponents have
-settled at ``½`` (:func:`settled`).
+settled at ``½`` (:func:`~qlib.halfin_whitt.constants.settled`).
 
 The benchmark files are ``benchmarks/ht_chain.json`` (tol ``1e-10``),
 ``benchmarks/ht_chain_tight.json`` (tol ``1e-12``, large ``n``) and
@@ -47,7 +47,7 @@ def settled(exponents, rate=0.5, *, last=3, tol=0.1):
                 and np.all(np.diff(dist) <= 0))
 
 
-#: The fit windows ``n >= n₀`` of :func:`extrapolate_windows`, fixed before
+#: The fit windows ``n >= n₀`` of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`, fixed before
 #: the chain was compared with the grid (issue 33): the estimate is the
 #: intercept of the last window, the others give the spread.
 WINDOWS = (300, 500, 700, 1000)
@@ -55,14 +55,14 @@ WINDOWS = (300, 500, 700, 1000)
 
 @dataclass(frozen=True)
 class WindowedExtrapolation:
-    """Result of :func:`extrapolate_windows`.
+    """Result of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`.
 
     ``n0s`` the windows used (``n >= n₀``), ``intercepts`` their intercepts,
     ``weight_sums`` their ``Σ |w_i|`` and ``truncation`` their ``Σ |w_i| e_i``;
     ``estimate`` the intercept of the last window, ``spread`` the largest
     distance of another window's intercept from it, ``error = spread +
     truncation[-1]``; ``exponents`` and ``exponent_n`` the local exponents of
-    all points (:func:`local_exponents`)."""
+    all points (:func:`~qlib.halfin_whitt.stationary.local_exponents`)."""
 
     estimate: float
     error: float
@@ -82,7 +82,7 @@ def extrapolate_windows(ns, y, err=None, *, n0s=WINDOWS, degree=2, min_points=5)
     The rule is fixed in advance: the estimate is the intercept of the
     window with the largest ``n₀`` (the least biased), its error the spread of
     the intercepts over the windows plus the truncation error of the points
-    carried through the fit weights, ``Σ |w_i| e_i`` (:func:`intercept_weights`).
+    carried through the fit weights, ``Σ |w_i| e_i`` (:func:`~qlib.halfin_whitt.stationary.intercept_weights`).
     The spread is an estimate of the bias that the polynomial leaves, not a
     bound: it is small when the windows agree.
 
@@ -187,10 +187,10 @@ def tight_covers(chain, tight, beta):
 
 
 def chain_extrapolations(chain, betas, tight=None):
-    """:func:`extrapolate_windows` of every constant at every ``beta`` that
+    """:func:`~qlib.halfin_whitt.constants.extrapolate_windows` of every constant at every ``beta`` that
     has enough points, as a dict ``(beta, key) -> WindowedExtrapolation``;
     the finer solves ``tight`` are used at a ``beta`` only where they cover
-    the estimate window (:func:`tight_covers`)."""
+    the estimate window (:func:`~qlib.halfin_whitt.constants.tight_covers`)."""
     out = {}
     for b in betas:
         tt = tight if tight_covers(chain, tight, b) else None
@@ -269,7 +269,7 @@ def table_cell(v, e, note=""):
 def stationary_replications(st, beta, reps, seed, *, t_end):
     """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`, each
     started from a state drawn from the exact law ``st``
-    (:func:`stationary_start`), so stationary from time 0 with no burn-in.
+    (:func:`~qlib.halfin_whitt.constants.stationary_start`), so stationary from time 0 with no burn-in.
 
     Returns
     -------
@@ -296,7 +296,7 @@ def common_window_shift(chain, tight, beta, grid):
     the least-squares quadratic in ``n^{−1/2}`` through the ``n`` solved at
     both tolerances, from the coarse and from the fine values, and the grid's
     limit, per constant: ``key -> (coarse, fine, grid)``.  (A diagnostic on
-    the common ``n``, not the rule of :func:`extrapolate_windows`.)"""
+    the common ``n``, not the rule of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`.)"""
     have = {int(n) for n, r in tight.get(str(beta), {}).items() if "c" in r}
     ns = np.array(sorted(have & {int(n) for n in chain.get(str(beta), {})}))
     if ns.size < 3:

@@ -77,7 +77,7 @@ def _ou_forcing(forcing, nsteps, dt):
 
 @dataclass(frozen=True)
 class OUResult:
-    """Result of :func:`reflected_ou`.
+    """Result of :func:`~qlib.halfin_whitt.diffusion.reflected_ou`.
 
     ``times, x1, x2, u``: the path on the grid (``u`` = the pushing process
     ``U``).  ``mean_x1, mean_x2`` (and ``*_se``, batch means): step averages
@@ -245,7 +245,7 @@ def _ou_crn_kernel(seed, beta, x1_0, x2_0, nfine, dt, levels, burn_fine, block_f
 
 @dataclass(frozen=True)
 class OUCRN:
-    """Result of :func:`reflected_ou_crn`.
+    """Result of :func:`~qlib.halfin_whitt.diffusion.reflected_ou_crn`.
 
     ``dt[l] = dt · 2^l`` is the step of level ``l``; ``moments[b, l, j]`` is
     the average over the steps of level ``l`` in block ``b`` of the ``j``-th of
@@ -274,7 +274,7 @@ class OUCRN:
 
 
 def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, seed=None):
-    """The bridge scheme of :func:`reflected_ou` at ``dt, 2dt, 4dt, …``, with
+    """The bridge scheme of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` at ``dt, 2dt, 4dt, …``, with
     common random numbers, for the discretisation error of stationary means.
 
     Level ``l`` steps by ``dt · 2^l``.  Every level is driven by the same
@@ -343,7 +343,7 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
 
 
 def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings=2):
-    """Discretisation error of :func:`reflected_ou` by halving ``dt``.
+    """Discretisation error of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` by halving ``dt``.
 
     Runs the stationary scheme at ``dt, dt/2, …, dt/2^halvings`` (independent
     streams from one SeedSequence) and returns, for each step, the stationary

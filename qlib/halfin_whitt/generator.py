@@ -2,13 +2,13 @@
 
 Two computations of the chapter *The diffusion limit*:
 
-* :func:`generator_gap` evaluates the exact generator ``L_n f`` of the scaled
+* :func:`~qlib.halfin_whitt.generator.generator_gap` evaluates the exact generator ``L_n f`` of the scaled
   JSQ chain (three jump rates times differences of ``f``, no expansion) and
   the diffusion generator ``L f`` on lattice states, for the test function
   ``f(x_1, x_2) = sin(x_1) exp(−x_2/2)``, with the remainder bounds ``h B``
   and ``h² C`` of the generator expansion;
-* :func:`martingale_increments` extracts, from a recorded path of
-  :func:`qlib.halfin_whitt.simulate_jsq`, the increments over unit intervals of
+* :func:`~qlib.halfin_whitt.generator.martingale_increments` extracts, from a recorded path of
+  :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`, the increments over unit intervals of
   ``M(t) = X_1 + X_2 − (X_1 + X_2)(0) + ∫ (β + X_1) ds``, the martingale part
   of ``X_1 + X_2`` while ``Q_3 = 0``.
 """
@@ -89,7 +89,7 @@ def martingale_increments(result, beta, *, burn_in, dt):
     Parameters
     ----------
     result : qlib.halfin_whitt.simulate.JSQResult
-        A run of :func:`qlib.halfin_whitt.simulate_jsq` recorded every ``dt``
+        A run of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>` recorded every ``dt``
         (``record_dt=dt``), whose ``1/dt`` is an integer.
     beta : float
         The run's ``β``.

@@ -31,7 +31,7 @@ def _sample_table(n, d):
 def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
     """Occupancy chains of JSQ(d) for several ``d`` on common random numbers.
 
-    Row ``j`` of ``H`` is :func:`_sample_table` for the ``j``-th ``d``; row
+    Row ``j`` of ``H`` is ``_sample_table`` for the ``j``-th ``d``; row
     ``j`` of ``Q`` its occupancy: ``Q[j, 0] = n``, ``Q[j, i]`` = number of
     queues with ``>= i`` tasks, ``Q[j, K+1] = 0`` a sentinel.  Events come at
     the constant rate ``λ + n`` (uniformization): an arrival with chance
@@ -103,7 +103,7 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
 
 @dataclass(frozen=True)
 class JSQdResult:
-    """Result of :func:`simulate_jsq_d`.
+    """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 
     Per replication, time averages over ``[burn_in, t_end]`` (shape
     ``(replications,)`` for one ``d``, ``(replications, len(d))`` for a

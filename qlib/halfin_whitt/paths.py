@@ -3,7 +3,7 @@ and of its diffusion limit from two starts, the comparisons of their means
 (with the exact transient means, with the M/M/∞ phase, with the limit under a
 bias allowance), and the drain times of the queues of length three.
 
-The limit's step bias is removed, not allowed for: :func:`limit_richardson`
+The limit's step bias is removed, not allowed for: :func:`~qlib.halfin_whitt.paths.limit_richardson`
 combines independent runs of the bridge scheme at ``dt`` and ``2 dt`` into
 ``2 m(dt) − m(2dt)``, whose bias is ``O(dt²)`` for a first-order scheme, and
 whose standard error counts both runs.
@@ -104,7 +104,7 @@ def limit_replications(beta, x0, paths, dt, t_end, seed0, *, forcing=None, recor
 
 @dataclass(frozen=True)
 class LimitMeans:
-    """Result of :func:`limit_richardson`, per coordinate (``x1``, ``x2``) and
+    """Result of :func:`~qlib.halfin_whitt.paths.limit_richardson`, per coordinate (``x1``, ``x2``) and
     recorded time: ``mean = 2 m(dt) − m(2dt)``, ``se`` its standard error
     from both runs, ``df`` Welch's degrees of freedom, ``step = m(dt) −
     m(2dt)`` (the estimated first-order step bias of the ``dt`` run)."""
@@ -117,7 +117,7 @@ class LimitMeans:
 
 def limit_richardson(fine, coarse):
     """Richardson extrapolation in the step of two independent sets of
-    limit paths (:func:`limit_replications` at ``dt`` and ``2 dt``)."""
+    limit paths (:func:`~qlib.halfin_whitt.paths.limit_replications` at ``dt`` and ``2 dt``)."""
     if not math.isclose(coarse["dt"], 2 * fine["dt"]):
         raise ValueError(f"coarse dt must be twice the fine dt, got {coarse['dt']} and {fine['dt']}")
     mean, se, df, step = {}, {}, {}, {}
@@ -134,7 +134,7 @@ def limit_richardson(fine, coarse):
 
 
 def limit_means(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.25):
-    """:func:`limit_richardson` of ``paths`` runs at ``dt`` (seeds from
+    """:func:`~qlib.halfin_whitt.paths.limit_richardson` of ``paths`` runs at ``dt`` (seeds from
     ``seed0``) and ``paths`` independent runs at ``2 dt`` (seeds from
     ``seed0 + 10⁶``)."""
     fine = limit_replications(beta, x0, paths, dt, t_end, seed0, forcing=forcing,
@@ -185,7 +185,7 @@ class ExactMeans:
 
 
 def exact_means(r):
-    """An :class:`ExactMeans` from a ``TransientJSQ`` or a stored dict."""
+    """An :class:`~qlib.halfin_whitt.paths.ExactMeans` from a ``TransientJSQ`` or a stored dict."""
     get = (lambda k: r[k]) if isinstance(r, dict) else (lambda k: getattr(r, k))
     return ExactMeans(*(np.asarray(get(k), dtype=float)
                         for k in ("times", "mean_x1", "mean_x2", "error")))
@@ -196,7 +196,7 @@ def exact_comparison(exact, chain, cap=150):
     :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`.
 
     ``exact``: dict ``(n, kind) -> ExactMeans``; ``chain``: dict ``(n, kind) ->``
-    :func:`chain_replications` result.  Each exact value is moved to the middle
+    :func:`~qlib.halfin_whitt.paths.chain_replications` result.  Each exact value is moved to the middle
     of its bracket and each difference shrunk by the bracket's half-width;
     checks where every run has the same value (``X_2 = 0`` early from the
     empty start) are dropped.
@@ -227,7 +227,7 @@ def bias_bound(exact, lim, key, level=0.99):
     """Upper bound on ``|b_n(t)|``, the chain's bias against the limit, at
     the exact ``n``: ``|exact − limit| + t_{(1+level)/2} se + error/2`` with
     the exact value at the middle of its bracket and the limit's Richardson
-    mean (:class:`LimitMeans`, recorded every ``0.25``).
+    mean (:class:`~qlib.halfin_whitt.paths.LimitMeans`, recorded every ``0.25``).
 
     Returns
     -------
@@ -278,7 +278,7 @@ def harmonic(j):
 def drain_checks(c, n, eps=0.1, grid=0.01, t0_recorded=True):
     """The checks of the drain of ``Q_3`` from the overloaded start against
     the pure death process (``prop-ht-paths-drain``), for runs ``c`` of
-    :func:`chain_replications` recorded every ``grid``.
+    :func:`~qlib.halfin_whitt.paths.chain_replications` recorded every ``grid``.
 
     Returns
     -------

@@ -120,12 +120,12 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
 
 @dataclass(frozen=True)
 class JSQResult:
-    """Result of :func:`simulate_jsq`.
+    """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
     Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means
     standard errors and ``*_ci`` the 95 % Student-t intervals ``(lo, hi)``
     with ``batches − 1`` degrees of freedom (see *Standard errors* in
-    :func:`simulate_jsq`: by default the batch length follows the
+    :func:`~qlib.halfin_whitt.simulate.simulate_jsq`: by default the batch length follows the
     correlation length measured on the run).  ``p_wait`` is the fraction
     of the arrivals in the window that found every server busy (they wait);
     by PASTA it estimates ``P(Q_1 = n)``, which ``p_full`` estimates as a
@@ -200,11 +200,11 @@ _JSQ_FINE = 4000   # slices of simulate_jsq's window (batch means group them)
 
 def _jsq_batch_fields(acc, arr, warr, window, batches):
     """The standard errors, intervals and batch diagnostics of a
-    :class:`JSQResult` from the kernel's per-slice integrals ``acc`` (shape
+    :class:`~qlib.halfin_whitt.simulate.JSQResult` from the kernel's per-slice integrals ``acc`` (shape
     ``(nfine, 5)``), arrivals ``arr`` and waiting arrivals ``warr``.
 
-    The batches are :func:`qlib.stats.slice_batches` (the rules shared with
-    :func:`qlib.simulate`) on the five time averages and on the linearised
+    The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` (the rules shared with
+    :func:`qlib.simulate <qlib.sim.run.simulate>`) on the five time averages and on the linearised
     ratio ``warr − p̂ arr`` of ``p_wait``: at least 20 correlation lengths,
     10 to 20 batches, a family-wise 1 % lag-1 test, and a warning when the
     window is too short. With an int, every slice is a batch (``nfine ==
@@ -304,7 +304,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     Even then the intervals assume a stationary start: ``burn_in`` must be
     long against the relaxation from ``initial`` (test it with
     :func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`). Measured coverage of the 95 %
-    intervals against the exact chain (:func:`stationary_jsq`) at
+    intervals against the exact chain (:func:`~qlib.halfin_whitt.chain.stationary_jsq`) at
     ``n = 20``, 1000 seeds (``benchmarks/bench_simulate_se.py``; a quick
     version in ``tests/test_simulate_jsq_se.py``): 0.935–0.95 for every
     quantity at ``β = 2`` (window 3000, about 2000 ``L``) and at ``β = 0.5``

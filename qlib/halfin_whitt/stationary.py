@@ -10,7 +10,7 @@ oblique reflection ``(∂_2 − ∂_1) f`` at ``x_1 = 0``: its stationary law ``
 and boundary measure ``ν`` satisfy the basic adjoint relationship
 ``∫ Lf dπ + ∫ (∂_2 f − ∂_1 f)(0, x_2) ν(dx_2) = 0``.
 
-:func:`ou_stationary_grid` solves the stationary equation of a Markov chain
+:func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` solves the stationary equation of a Markov chain
 approximation (Kushner–Dupuis) on the grid ``x_1 = −i h``, ``x_2 = j h``:
 
 * ``x_1`` moves by ``±h`` with the Scharfetter–Gummel rates
@@ -24,7 +24,7 @@ approximation (Kushner–Dupuis) on the grid ``x_1 = −i h``, ``x_2 = j h``:
 The mean drift of ``X_1 + X_2`` is then exactly ``−β − x_1`` everywhere, so
 ``E[X_1] = −β`` holds on the grid up to the truncation faces (a check of the
 solve, not of the discretisation).  The chain converges to the diffusion as
-``h → 0`` with error ``O(h)``; :func:`ou_stationary` extrapolates in ``h``
+``h → 0`` with error ``O(h)``; :func:`~qlib.halfin_whitt.stationary.ou_stationary` extrapolates in ``h``
 (Richardson) and measures the order of convergence.
 
 The solve is exact linear algebra in ``O(I J)`` operations: ``x_2`` can rise
@@ -54,7 +54,7 @@ __all__ = ["ou_stationary_grid", "OUGrid", "ou_stationary", "OUStationary",
 _NAMES = ("mean_x1", "mean_x2", "var_x1", "mean_x1x2")
 
 #: The Halfin–Whitt constants tabulated in the book, as the names of
-#: :func:`chain_constants`; their diffusion limits are ``E[X_2]``, ``E[X_2]``,
+#: :func:`~qlib.halfin_whitt.stationary.chain_constants`; their diffusion limits are ``E[X_2]``, ``E[X_2]``,
 #: ``Var(X_1)`` and ``E[X_1 X_2]``.
 CONSTANTS = ("c", "q2", "var_x1", "x1x2")
 
@@ -81,7 +81,7 @@ def default_box(beta):
 
 @dataclass(frozen=True)
 class OUGrid:
-    """Result of :func:`ou_stationary_grid`.
+    """Result of :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid`.
 
     ``x1`` (``0, −h, …``) and ``x2`` (``0, h, …``) are the grid axes and
     ``pi[i, j]`` the stationary mass of ``(x1[i], x2[j])``.  ``mean_x1,
@@ -227,7 +227,7 @@ def ou_stationary_grid(beta, h, *, x1_min=None, x2_max=None):
         Grid step, ``0 < h <= 0.5``.
     x1_min, x2_max : float, optional
         The truncation box ``x1_min <= x_1 <= 0 <= x_2 <= x2_max``
-        (defaults: :func:`default_box`); both are rounded to multiples of
+        (defaults: :func:`~qlib.halfin_whitt.stationary.default_box`); both are rounded to multiples of
         ``h``.  At the faces the moves that would leave the box are cut.
 
     Returns
@@ -298,13 +298,13 @@ def _residual(beta, h, pi):
 
 @dataclass(frozen=True)
 class OUStationary:
-    """Result of :func:`ou_stationary`.
+    """Result of :func:`~qlib.halfin_whitt.stationary.ou_stationary`.
 
     ``hs`` the grid steps (halving); ``values[name]`` the grid values at each
     step; ``estimate[name]`` the extrapolation ``h → 0`` and ``error[name]``
     its error bound; ``order[name]`` the observed orders of convergence
     ``log2((m(h) − m(h/2)) / (m(h/2) − m(h/4)))`` along the sequence.
-    ``grids`` the :class:`OUGrid` results (the finest one last).
+    ``grids`` the :class:`~qlib.halfin_whitt.stationary.OUGrid` results (the finest one last).
     """
 
     beta: float
@@ -319,7 +319,7 @@ class OUStationary:
 def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="finest"):
     """Stationary moments of the reflected OU limit, extrapolated to ``h → 0``.
 
-    Solves :func:`ou_stationary_grid` at ``h0, h0/2, …`` (``levels`` steps)
+    Solves :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` at ``h0, h0/2, …`` (``levels`` steps)
     and extrapolates each moment assuming ``m(h) = m + a h + b h² + O(h³)``.
 
     Parameters
@@ -331,7 +331,7 @@ def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="fi
     levels : int
         Number of steps, ``3 <= levels <= 8``.
     x1_min, x2_max : float, optional
-        Truncation box (see :func:`ou_stationary_grid`).
+        Truncation box (see :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid`).
     keep : {"finest", "all"}
         Which grids to keep in the result (the densities are large).
 
@@ -433,7 +433,7 @@ def _three_point_exponent(n, y):
 
 @dataclass(frozen=True)
 class Extrapolation:
-    """Result of :func:`extrapolate_inv_sqrt`: ``estimate`` and ``error`` of
+    """Result of :func:`~qlib.halfin_whitt.stationary.extrapolate_inv_sqrt`: ``estimate`` and ``error`` of
     the limit; ``intercepts`` the limits of the fits considered (degree,
     first point of the window, intercept); ``exponents`` the local rates
     ``p`` of ``y = a + b n^{−p}`` through consecutive triples (at the middle
@@ -540,7 +540,7 @@ def extrapolate_inv_sqrt(ns, y, *, err=None):
 
 def crn_functionals(beta):
     """Coefficients (for ``OUCRN.series``) of ``E[X_2]``, ``Var(X_1)``
-    and ``E[X_1 X_2]``, keyed like :data:`CONSTANTS` (``c`` and ``q2`` both
+    and ``E[X_1 X_2]``, keyed like :data:`~qlib.halfin_whitt.stationary.CONSTANTS` (``c`` and ``q2`` both
     have the limit ``E[X_2]``).  ``Var(X_1) = E[(X_1 + β)²]`` uses
     ``E[X_1] = −β``, exact for the scheme; centring at the exact mean keeps
     the statistical error of the sample mean out of the variance."""
@@ -551,7 +551,7 @@ def crn_functionals(beta):
 
 @dataclass(frozen=True)
 class CRNEstimate:
-    """Result of :func:`crn_extrapolate`: ``estimate = 2 m(dt) − m(2dt)``
+    """Result of :func:`~qlib.halfin_whitt.stationary.crn_extrapolate`: ``estimate = 2 m(dt) − m(2dt)``
     with its batch-means ``se`` and ``df``; ``bias`` = ``(m(2dt) − m(4dt) −
     2(m(dt) − m(2dt)))/3``, the estimated remaining (second-order) bias of
     ``estimate``, with ``bias_se``; ``step`` = ``m(dt) − m(2dt)`` with
@@ -574,7 +574,7 @@ def crn_extrapolate(res, coef):
     ----------
     res : OUCRN
     coef : dict
-        The functional, as for ``res.series`` (e.g. from :func:`crn_functionals`).
+        The functional, as for ``res.series`` (e.g. from :func:`~qlib.halfin_whitt.stationary.crn_functionals`).
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>` simulates the occupancy chain
 ``(Q_1, Q_2, …)``, which does not know which queue a task sits in; it draws a
-waiting task's wait from the law that FIFO implies.  :func:`simulate_tasks`
+waiting task's wait from the law that FIFO implies.  :func:`~qlib.halfin_whitt.tasks.simulate_tasks`
 follows every task instead: ``n`` servers, each with its own FIFO queue,
 Poisson arrivals of rate ``λ_n = n − β√n``, a service time drawn from Exp(1)
 for each task when its service starts, and each arrival joins a shortest
@@ -216,7 +216,7 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
 
 @dataclass(frozen=True)
 class TasksResult:
-    """Result of :func:`simulate_tasks`.
+    """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
     Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged
     task is followed to its departure (after ``t_end`` arrivals stop, which
@@ -401,7 +401,7 @@ def thinned_waits(result):
     Parameters
     ----------
     result : TasksResult
-        A run of :func:`simulate_tasks` (its recorded waiting tasks).
+        A run of :func:`~qlib.halfin_whitt.tasks.simulate_tasks` (its recorded waiting tasks).
 
     Returns
     -------

@@ -113,7 +113,7 @@ def _trim_box(p, lo, hi, drop):
 
 @dataclass(frozen=True)
 class TransientJSQ:
-    """Result of :func:`transient_jsq`.
+    """Result of :func:`~qlib.halfin_whitt.transient.transient_jsq`.
 
     At each of ``times``: ``mean_x1 = (E[Q_1] − n)/√n``, ``mean_x2 =
     E[Q_2]/√n``, ``mean_x3 = E[Q_3]/√n`` and ``p_full = P(Q_1 = n)``,
@@ -141,7 +141,7 @@ class TransientJSQ:
 def transient_jsq(n, beta, initial, times, *, q1_min=None, q2_max=None, tol=1e-12):
     """Exact transient means of the JSQ occupancy chain, by uniformization.
 
-    The chain ``(Q_1, Q_2, Q_3)`` of :func:`simulate_jsq` (``Q_4 = 0``) is
+    The chain ``(Q_1, Q_2, Q_3)`` of :func:`~qlib.halfin_whitt.simulate.simulate_jsq` (``Q_4 = 0``) is
     uniformised at rate ``Λ = λ_n + n``: its law at time ``t`` is
     ``Σ_k Poisson(k; Λt) · p_0 P^k`` with ``P = I + A/Λ``.  The law is pushed
     through ``P`` on the box ``q1_min <= Q_1 <= n``, ``Q_2 <= q2_max``,

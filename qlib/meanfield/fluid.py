@@ -54,7 +54,7 @@ def _check_q(q, name="q") -> np.ndarray:
 
 
 def _check_occupancy(q, name="q") -> np.ndarray:
-    """:func:`_check_q`, and a proper occupancy: q(0) = 1, entries in [0, 1],
+    """``_check_q``, and a proper occupancy: q(0) = 1, entries in [0, 1],
     non-increasing."""
     q = _check_q(q, name)
     if q[0] != 1.0:
@@ -183,7 +183,7 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
         non-increasing vector in ``[0, 1]`` starting with 1, or ``t`` is not a
         non-empty, finite, non-negative, non-decreasing 1-D array.
     TypeError
-        If ``degrees`` is not a :class:`DegreeDistribution`.
+        If ``degrees`` is not a :class:`~qlib.meanfield.degrees.DegreeDistribution`.
     RuntimeError
         If the integrator fails or the top level cannot be kept below 1e-12.
 
@@ -409,9 +409,9 @@ def jacobian(q, lam, degrees) -> np.ndarray:
 def relaxation_rate(lam, degrees, tol=1e-12) -> float:
     """Spectral gap ``γ`` of the fluid ODE linearised at ``q*``.
 
-    ``γ = −max eig J(q*)``, with ``J`` from :func:`jacobian` on the levels
+    ``γ = −max eig J(q*)``, with ``J`` from :func:`~qlib.meanfield.fluid.jacobian` on the levels
     ``1..K``, ``K`` the first level with ``q*(K) < tol`` (the truncation
-    :func:`solve` uses for ``tol = 1e-12``).  Near ``q*`` deviations decay like
+    :func:`~qlib.meanfield.fluid.solve` uses for ``tol = 1e-12``).  Near ``q*`` deviations decay like
     ``exp(−γ t)``; ``1/γ`` is the relaxation time.
 
     Notes
@@ -437,7 +437,7 @@ def relaxation_rate(lam, degrees, tol=1e-12) -> float:
 def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     """Pivots of ``μI − J(q*)`` eliminated from the deepest level up.
 
-    ``J`` is the Jacobian of :func:`relaxation_rate` on the levels ``1..K``
+    ``J`` is the Jacobian of :func:`~qlib.meanfield.fluid.relaxation_rate` on the levels ``1..K``
     (``K`` the first level with ``q*(K) < tol``), with ``c_i = λ g'(q*(i))``
     below the diagonal, ``−1 − c_i`` on it and 1 above.  The pivots are
 
@@ -452,7 +452,7 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     mu : float
         The shift ``μ`` (a real number).
     tol : float
-        Truncation, as for :func:`relaxation_rate`; ``q*(K)`` must stay above
+        Truncation, as for :func:`~qlib.meanfield.fluid.relaxation_rate`; ``q*(K)`` must stay above
         ``1e-300`` so that every ``c_i > 0`` when ``p(0) = 0``.
 
     Returns
@@ -480,7 +480,7 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
       ``i >= 2`` and ``(Sv)_1 / v_1 = μ − π_1``.  ``S`` is Metzler
       (off-diagonal entries ``>= 0``) and irreducible, so its top eigenvalue
       lies between the smallest and largest of these ratios: between ``μ``
-      and ``μ − π_1``.  With ``μ = −γ`` from :func:`relaxation_rate` this
+      and ``μ − π_1``.  With ``μ = −γ`` from :func:`~qlib.meanfield.fluid.relaxation_rate` this
       encloses ``γ`` without trusting the eigensolver.
 
     Both hold up to the rounding of the recursion (a few ``ε`` relative per

@@ -28,7 +28,7 @@ rates; resampling at rate ``μ`` (a fresh random placement of the servers)
 replaces the pair by two independent servers: ``+ μ (p ⊗ p − π)``.
 
 The equilibrium is the fixed point ``π = stationary law of G(π)``, found by
-iterating the linear solve (:func:`pair_approximation`).  Two checks are
+iterating the linear solve (:func:`~qlib.meanfield.pair.pair_approximation`).  Two checks are
 built in: with ``closure="independent"`` (``c(·|a) = p``) the marginal
 dynamics are those of the fluid limit, whose equilibrium is
 :func:`qlib.meanfield.fluid.equilibrium` for the point mass ``δ_d``; for
@@ -53,7 +53,7 @@ __all__ = ["pair_approximation", "PairResult", "ring_window", "WindowResult"]
 
 @dataclass(frozen=True)
 class PairResult:
-    """Equilibrium of the pair approximation (:func:`pair_approximation`).
+    """Equilibrium of the pair approximation (:func:`~qlib.meanfield.pair.pair_approximation`).
 
     Attributes
     ----------
@@ -469,7 +469,7 @@ def _product(p, L):
 
 @dataclass(frozen=True)
 class WindowResult:
-    """Equilibrium of the window approximation of the ring (:func:`ring_window`).
+    """Equilibrium of the window approximation of the ring (:func:`~qlib.meanfield.pair.ring_window`).
 
     Attributes
     ----------
@@ -511,7 +511,7 @@ def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> 
     depends on up to two queues beyond the window's ends; those are closed
     by a Markov chain of order ``L − 1`` along the ring,
     ``c(x_0 | x_1..x_{L−1}) = π(x_0..x_{L−1}) / π(x_1..x_{L−1})``.  ``L = 2``
-    is the pair approximation of :func:`pair_approximation` with
+    is the pair approximation of :func:`~qlib.meanfield.pair.pair_approximation` with
     ``degree = 2`` (built by a different code path); the hierarchy
     ``L = 2, 3, 4, ...`` sees ever longer stretches of the ring.
 
@@ -527,7 +527,7 @@ def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> 
     levels : int
         Truncation ``K >= 2``.
     tol, max_iter
-        As for :func:`pair_approximation`.
+        As for :func:`~qlib.meanfield.pair.pair_approximation`.
 
     Returns
     -------

@@ -232,7 +232,7 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
 
 
 def log_equilibrium_rounding(lam, degrees, n) -> np.ndarray:
-    """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`log_equilibrium`.
+    """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`~qlib.meanfield.tails.log_equilibrium`.
 
     ``E_i = ε Σ_{k=1}^{i} (3 + c_K / |y_k|)`` with ``y_k = log q*(k)``,
     ``c_K = (K + 1 + 5 ln K)/2`` and ``K`` the number of support points
@@ -278,8 +278,8 @@ def tail_crossover(lam, eps) -> dict:
     -------
     dict
         Keys ``istar, q, s, x, j, kappa, S, S_bar, at_j, e`` (``q`` from
-        :func:`equilibrium` down to ``1e-300``; ``e`` its log-space rounding
-        bound, :func:`log_equilibrium_rounding`).
+        :func:`~qlib.meanfield.fluid.equilibrium` down to ``1e-300``; ``e`` its log-space rounding
+        bound, :func:`~qlib.meanfield.tails.log_equilibrium_rounding`).
     """
     lam = _check_lam(lam)
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps < 1:

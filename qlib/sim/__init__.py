@@ -5,7 +5,7 @@ Modules, from the bottom up: :mod:`~qlib.sim.rng` (random streams),
 exponential-service kernel), :mod:`~qlib.sim.result` (what a run returns),
 :mod:`~qlib.sim.start` (argument checks and start states),
 :mod:`~qlib.sim.general` (the general-service kernel), :mod:`~qlib.sim.run`
-(:func:`simulate`) and :mod:`~qlib.sim.replicate` (:func:`replicate`).
+(:func:`~qlib.sim.run.simulate`) and :mod:`~qlib.sim.replicate` (:func:`~qlib.sim.replicate.replicate`).
 """
 from qlib.sim.result import ReplicationResult, SimulationResult
 from qlib.sim.general import GeneralSimulationResult, simulate_general

@@ -1,7 +1,7 @@
 """Interleaved replications: one loop advances R independent runs of the same model.
 
-:func:`replicate` spends its time in many independent runs of one model on
-one graph.  :func:`simulate_interleaved` runs a group of them in one jitted
+:func:`~qlib.sim.replicate.replicate` spends its time in many independent runs of one model on
+one graph.  :func:`~qlib.sim.interleave.simulate_interleaved` runs a group of them in one jitted
 loop: a round robin over the replications, each visit running ``block``
 events of one replication with its own pipeline (the drawn-ahead ring of
 :mod:`qlib.sim.kernel`), so the cache lines that replication ``r``'s next
@@ -15,7 +15,7 @@ path, and every field of its result but ``wall_time``, are bit for bit what
 (``tests/test_interleave.py``); interleaving changes speed only.
 
 Memory: a group of G replications holds G copies of the 24-byte-per-server
-state, so :func:`replicate` groups at most ``_group_size(n, ...)``
+state, so :func:`~qlib.sim.replicate.replicate` groups at most ``_group_size(n, ...)``
 replications together.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, K, ec_stop,
            lslot, lval, lpos, lsrv):
     """One visit of the interleaved loop to one replication: the body of
-    :func:`qlib.sim.kernel._kernel` verbatim, except that the tracked top
+    ``qlib.sim.kernel._kernel`` verbatim, except that the tracked top
     level ``K`` is passed in (the level arrays of all replications share
     one allocated width ``>= K + 1``), the scratch maps of mu = inf are
     passed in, and the visit also stops, with code 2, at the top of the
@@ -324,7 +324,7 @@ def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
           nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths, cand, fs, st, kr,
           done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv):
     """Round robin over the replications not yet ``done``: ``block`` events
-    of each in turn (:func:`_chunk`), until every one reaches ``t_end``.
+    of each in turn (``_chunk``), until every one reaches ``t_end``.
 
     ``kr[r]`` is replication r's tracked top level (what ``K`` is alone);
     when r's queue reaches it, it doubles, and when it outgrows the shared
@@ -382,7 +382,7 @@ def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
         one run, else 1 while the group's ``R n`` servers number less than
         2**17, 32 beyond).  Changes speed only.
     block : int, optional
-        Events per visit of the round robin (default :func:`_block`).
+        Events per visit of the round robin (default ``_block``).
         Changes speed only.
 
     Returns

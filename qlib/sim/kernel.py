@@ -178,11 +178,11 @@ def _place(w, u, epoch, P, A, kc, n):
 
 @numba.njit(cache=True, inline="always")
 def _place_local(w, u, kc, n, lslot, lval, lpos, lsrv):
-    """:func:`_place` under a permutation that is fresh for this arrival
+    """``_place`` under a permutation that is fresh for this arrival
     (mu = inf), its Fisher–Yates steps held in small local maps instead of
     ``A`` and ``P``: step ``q < kc`` placed position ``lpos[q]`` (server
     ``lsrv[q]``) and set slot ``lslot[q]`` to ``lval[q]``.  Returns (server,
-    new kc): the same as :func:`_place` from the same draws."""
+    new kc): the same as ``_place`` from the same draws."""
     for q in range(kc):
         if lpos[q] == w:    # a position met twice (a multigraph): cached
             return lsrv[q], kc

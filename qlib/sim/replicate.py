@@ -18,12 +18,12 @@ __all__ = ['replicate']
 
 def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
               interleave=False, **simulate_kwargs):
-    """Independent replications of :func:`simulate`, in parallel threads.
+    """Independent replications of :func:`~qlib.sim.run.simulate`, in parallel threads.
 
     Parameters
     ----------
     graph, lam, mu
-        As for :func:`simulate`.
+        As for :func:`~qlib.sim.run.simulate`.
     replications : int
         Number of independent runs R, >= 2.
     seed : None, int >= 0 or numpy.random.SeedSequence
@@ -41,7 +41,7 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         runs go one by one as usual).  Default False: it is not faster at
         every n (``benchmarks/simulate_results.json``, key ``interleave``).
     **simulate_kwargs
-        Passed to :func:`simulate` (``t_end`` is required; ``progress=True``
+        Passed to :func:`~qlib.sim.run.simulate` (``t_end`` is required; ``progress=True``
         shows one bar over the replications).
 
     Returns
@@ -153,7 +153,7 @@ def _group_size(n, per_job):
 
 
 def _interleaved(graph, lam, mu, children, n_jobs, bar, kw):
-    """The replications in groups (:func:`_group_size`), each group one
+    """The replications in groups (``_group_size``), each group one
     interleaved loop, the groups spread over ``n_jobs`` threads; results in
     the order of ``children``."""
     from qlib.sim.interleave import simulate_interleaved

@@ -11,7 +11,7 @@ __all__ = ['SimulationResult', 'ReplicationResult']
 # ------------------------------------------------------------- results ----
 @dataclass(frozen=True)
 class SimulationResult:
-    """Result of :func:`simulate`.
+    """Result of :func:`~qlib.sim.run.simulate`.
 
     Attributes
     ----------
@@ -66,7 +66,7 @@ class SimulationResult:
     se_reliable : bool
         Whether the batches are at least 20 correlation lengths long, at
         least 10, and their lag-1 correlations pass the family-wise 1 % test
-        (:func:`qlib.stats.slice_batches`).
+        (:func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
@@ -116,12 +116,12 @@ def _batch_series(occ_f):
 
 
 def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
-    """The batch-means fields of a :class:`SimulationResult` (s.e., Student-t
+    """The batch-means fields of a :class:`~qlib.sim.result.SimulationResult` (s.e., Student-t
     intervals, batch series and their diagnostics) from the fine slices of a
     run: ``occ_f`` (time averages of the occupancy per slice), ``rsum`` and
     ``rcnt`` (response-time sums and counts per slice).
 
-    The batches are :func:`qlib.stats.slice_batches` on :func:`_batch_series`
+    The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` on ``_batch_series``
     (the rules shared with ``simulate_jsq``); it warns when the window is too
     short for 10 batches of 20 correlation lengths or the batch means stay
     correlated (family-wise 1 % lag-1 test)."""
@@ -149,7 +149,7 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
 # ----------------------------------------------------------- replicate ----
 @dataclass(frozen=True)
 class ReplicationResult:
-    """Result of :func:`replicate`: R independent runs of :func:`simulate`.
+    """Result of :func:`~qlib.sim.replicate.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
     Attributes
     ----------

@@ -38,7 +38,7 @@ def _step(s0, s1, s2, s3):
 
 @numba.njit(cache=True, inline="always")
 def _next(s0, s1, s2, s3):
-    """xoshiro256++ as :func:`_step`, returning the raw 64-bit output."""
+    """xoshiro256++ as ``_step``, returning the raw 64-bit output."""
     x = s0 + s3
     res = ((x << _U23) | (x >> _U41)) + s0
     t = s1 << _U17

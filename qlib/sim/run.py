@@ -53,7 +53,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         at position s) or an occupancy vector (float, q[0] = 1,
         non-increasing: round(n q(i)) servers get at least i tasks, the
         servers chosen by a uniform random permutation drawn from ``seed``,
-        so each replication of :func:`replicate` has its own start).
+        so each replication of :func:`~qlib.sim.replicate.replicate` has its own start).
         Default: empty.
     progress : bool
         Show a tqdm progress bar (the run is cut into time slices; the

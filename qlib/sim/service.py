@@ -1,6 +1,6 @@
 """Service-time laws of mean 1 for the general-service simulator.
 
-A law is a small frozen :class:`ServiceLaw`: its name, its squared
+A law is a small frozen :class:`~qlib.sim.service.ServiceLaw`: its name, its squared
 coefficient of variation ``scv = Var(S) / E[S]^2``, the parameters of its
 numba sampler, and (for the phase-type laws) a phase-type representation
 ``(alpha, T)`` used by the exact chains and the cavity approximation.  Time

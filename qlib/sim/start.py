@@ -105,7 +105,7 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
 
     ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
     or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` (the result's
-    standard errors are then NaN, see :func:`_transient`); with ``burn_in >
+    standard errors are then NaN, see ``_transient``); with ``burn_in >
     0`` and ``allow_unstable=False`` it is refused.
     """
     graph = _as_graph(graph)

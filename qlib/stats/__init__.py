@@ -3,27 +3,27 @@
 One home for the conventions of the book:
 
 * **Independent replications** give a Student-t interval with ``r − 1``
-  degrees of freedom (:func:`replication_ci`). A normal quantile over a
+  degrees of freedom (:func:`~qlib.stats.intervals.replication_ci`). A normal quantile over a
   handful of replications is wrong: ``t_3`` at 99.9 % is 12.9, not 3.3.
 * **Time averages of one path** get their standard error from batch means
   whose batch length is many times the path's *measured* integrated
-  autocorrelation time (:func:`iat`, :func:`batch_means`). The lag-1
+  autocorrelation time (:func:`~qlib.stats.batch.iat`, :func:`~qlib.stats.batch.batch_means`). The lag-1
   correlation of the batch means is returned and tested at a family-wise
   1 % over the series (a warning, never an exception: a correctly sized run
   fails it by chance). Simulators group their slices by one shared rule
-  (:func:`slice_batches`).
+  (:func:`~qlib.stats.batch.slice_batches`).
 * **Families of checks** are tested together at a family-wise level
-  (Bonferroni or Holm) with t quantiles (:func:`simultaneous`).
+  (Bonferroni or Holm) with t quantiles (:func:`~qlib.stats.families.simultaneous`).
 * Every check reports the **smallest deviation it could detect** with 80 %
-  power (:func:`detectable`) and its critical value (:func:`critical_value`),
-  so a reader can see that it could have failed; :func:`replications_needed`
+  power (:func:`~qlib.stats.families.detectable`) and its critical value (:func:`~qlib.stats.families.critical_value`),
+  so a reader can see that it could have failed; :func:`~qlib.stats.families.replications_needed`
   sizes a family from a pilot.
 * **Agreement is shown, not presumed**: an equivalence test (TOST,
-  :func:`equivalence`) declares ``|θ| < margin`` only when the data show it.
-* Burn-in is **tested, not guessed** (:func:`burn_in_check`, with a
+  :func:`~qlib.stats.equivalence.equivalence`) declares ``|θ| < margin`` only when the data show it.
+* Burn-in is **tested, not guessed** (:func:`~qlib.stats.burn_in.burn_in_check`, with a
   ``margin`` as an equivalence test).
 * Rates are fitted on log-log axes with weights and a standard error
-  (:func:`loglog_slope`).
+  (:func:`~qlib.stats.fits.loglog_slope`).
 
 Conventions
 -----------

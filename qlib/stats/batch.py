@@ -147,7 +147,7 @@ class BatchMeans(_Interval):
         The correlation length ``L`` that set the batch length (time units).
     lag1_critical : float
         Critical value of the lag-1 test at family-wise ``lag1_alpha`` over
-        the non-constant columns (:func:`lag1_threshold`).
+        the non-constant columns (:func:`~qlib.stats.batch.lag1_threshold`).
     reliable : bool
         The path held ``min_batches`` batches of ``batch_factor`` correlation
         lengths and no column's lag-1 correlation exceeds ``lag1_critical``
@@ -182,7 +182,7 @@ def lag1_threshold(k, alpha=0.01):
     Under independence the lag-1 sample correlation is approximately normal
     with mean ``−1/k`` and variance ``(k − 2)²/(k²(k − 1))`` (von Neumann).
     For a family of ``m`` series tested together pass ``alpha / m``
-    (Bonferroni), as :func:`batch_means` and :func:`slice_batches` do.
+    (Bonferroni), as :func:`~qlib.stats.batch.batch_means` and :func:`~qlib.stats.batch.slice_batches` do.
 
     Parameters
     ----------
@@ -233,7 +233,7 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
         [0.93, 0.97]; the M/M/1 queue over 60 000 time units covers about
         0.92, because Geyer's window underestimates its long correlation
         tail. For short runs of slowly mixing processes prefer independent
-        replications (:func:`replication_ci`).
+        replications (:func:`~qlib.stats.intervals.replication_ci`).
     min_batches : int, default 10
         Fewest batches accepted.
     max_batches : int, default 20
@@ -342,7 +342,7 @@ class SliceBatches:
     starts : ndarray of int
         First slice of each batch; every batch holds ``per`` slices and the
         oldest ``n_slices − k · per`` slices are left out (as in
-        :func:`batch_means`).
+        :func:`~qlib.stats.batch.batch_means`).
     per : int
         Slices per batch.
     n_batches : int
@@ -384,17 +384,17 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
 
     A simulator cuts its measurement window into ``n`` equal slices and
     records per-slice averages; the batches are groups of consecutive
-    slices. The rules, shared by :func:`qlib.simulate`, its variants and
-    :func:`qlib.halfin_whitt.simulate_jsq`:
+    slices. The rules, shared by :func:`qlib.simulate <qlib.sim.run.simulate>`, its variants and
+    :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`:
 
     * **series**: the caller passes the slice averages of the quantities
       whose errors it reports (and linearised residuals of ratios);
       constant columns are dropped, the rest are measured and tested;
-    * **batch length**: :func:`batch_means` on those series (at least 20
+    * **batch length**: :func:`~qlib.stats.batch.batch_means` on those series (at least 20
       correlation lengths ``L``, 10 to 20 batches, the oldest rest left out);
     * **lag-1 test**: the batch means of every tested series, one-sided at
       family-wise ``lag1_alpha`` (Bonferroni over the series,
-      :func:`lag1_threshold`);
+      :func:`~qlib.stats.batch.lag1_threshold`);
     * **warning**: one ``RuntimeWarning`` starting "standard errors
       unreliable" when the window holds fewer than 10 batches of ``20 L`` or
       the lag-1 test fails; never an exception.
@@ -413,7 +413,7 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
     warn : bool, default True
         Issue the warning.
     stacklevel : int, default 2
-        As for :func:`warnings.warn`, counted from the function that calls
+        As for ``warnings.warn``, counted from the function that calls
         ``slice_batches`` (2: its caller; point it at the user's call).
 
     Returns

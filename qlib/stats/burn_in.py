@@ -94,7 +94,7 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
     check fails when the difference of the two half-window means is
     significant at ``1 − level`` (Bonferroni over columns) -- a test that a
     noisy run passes whatever its trend. With ``margin`` it is an
-    *equivalence* test (:func:`equivalence`, TOST): it passes only when the
+    *equivalence* test (:func:`~qlib.stats.equivalence.equivalence`, TOST): it passes only when the
     data show ``|first − second| < margin`` in every column, so a noisy run
     fails.
 
@@ -114,7 +114,7 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
     ----------
     path : array_like
         Either one path, shape (N,) or (N, m) (time on axis 0; each half gets
-        batch-means errors, :func:`batch_means`), or, with
+        batch-means errors, :func:`~qlib.stats.batch.batch_means`), or, with
         ``replications=True``, independent replications of shape (r, N) or
         (r, N, m) (the paired half difference is tested with ``r − 1``
         degrees of freedom, the recommended form).
@@ -130,12 +130,12 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
         interval of each column (see above). ``None``: the significance test
         only.
     method : {"bonferroni", "iut"}
-        How the equivalence test treats the columns (:func:`equivalence`):
+        How the equivalence test treats the columns (:func:`~qlib.stats.equivalence.equivalence`):
         per-column verdicts at family-wise ``level``, or one global verdict
         (intersection–union: every column, and every call, at ``level``; for
         a study whose claim is that *all* its cells are burnt in).
     **batch_kw
-        Passed to :func:`batch_means` for a single path.
+        Passed to :func:`~qlib.stats.batch.batch_means` for a single path.
 
     Returns
     -------

@@ -34,7 +34,7 @@ def _equiv_factor(d, m, level, power):
 
 @dataclass(frozen=True, repr=False)
 class Equivalence:
-    """Result of :func:`equivalence`: is ``|θ| < margin`` shown, check by check?
+    """Result of :func:`~qlib.stats.equivalence.equivalence`: is ``|θ| < margin`` shown, check by check?
 
     Attributes
     ----------
@@ -86,7 +86,7 @@ class Equivalence:
         return bool(np.all(self.equivalent))
 
     def report(self, name="equivalence"):
-        """One line: checks, largest |bound| against the margin, the verdict."""
+        """One line: checks, the largest bound against the margin, the verdict."""
         ach = np.atleast_1d(self.achieved)
         mar = np.broadcast_to(np.atleast_1d(self.margin), ach.shape)
         i = int(np.argmax(ach / mar))

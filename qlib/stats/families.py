@@ -89,7 +89,7 @@ def _check_m(m):
 def critical_value(m, df, level=0.95):
     """Bonferroni critical value ``t_{df, 1 − α/(2m)}`` of a family of ``m`` two-sided t tests.
 
-    The value every check of :func:`simultaneous` compares ``|t|`` with
+    The value every check of :func:`~qlib.stats.families.simultaneous` compares ``|t|`` with
     (Holm's first step uses it too); print it next to a family so a reader
     sees how large a deviation must be to count.
 
@@ -120,7 +120,7 @@ def replications_needed(se_pilot, delta, *, m=1, level=0.95, power=0.8, r_pilot=
                         r_max=10_000):
     """Independent replications so that a family of t tests detects ``delta``.
 
-    Returns the smallest ``r >= 2`` for which :func:`detectable` with
+    Returns the smallest ``r >= 2`` for which :func:`~qlib.stats.families.detectable` with
     ``se = σ/√r``, ``df = r − 1`` and a Bonferroni family of ``m`` checks at
     family-wise ``level`` is at most ``delta``: a true deviation of
     ``delta`` is then rejected with probability at least ``power`` (Holm is
@@ -156,7 +156,7 @@ def replications_needed(se_pilot, delta, *, m=1, level=0.95, power=0.8, r_pilot=
     Returns
     -------
     int
-        The number of replications ``r``; print :func:`critical_value` with
+        The number of replications ``r``; print :func:`~qlib.stats.families.critical_value` with
         ``df = r − 1`` next to the family.
 
     Raises

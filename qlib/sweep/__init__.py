@@ -1,22 +1,22 @@
 """Parameter sweeps on Dask: the same call on a laptop, a workstation or a cluster.
 
-:func:`sweep` runs :func:`qlib.replicate <qlib.sim.replicate.replicate>` at every point of a grid
+:func:`~qlib.sweep.sweep` runs :func:`qlib.replicate <qlib.sim.replicate.replicate>` at every point of a grid
 (topologies × n × λ × μ × generator arguments × initial states), one Dask
-task per point, and returns an ``xarray.Dataset``; :func:`replication_result`
+task per point, and returns an ``xarray.Dataset``; :func:`~qlib.sweep.replication_result`
 turns one point back into what ``replicate`` returns. Workers build each
-point's graph (:func:`graph_for`) and draw its start (:func:`initial_for`). It needs the optional extra ``qlib[sweep]``
+point's graph (:func:`~qlib.sweep.grid.graph_for`) and draw its start (:func:`~qlib.sweep.grid.initial_for`). It needs the optional extra ``qlib[sweep]``
 (``dask[distributed]``, ``xarray``, ``zarr``); they are imported only when a
 sweep runs, so ``import qlib`` works without them.
 
 Reproducibility: the stream of a point comes from the sweep's seed and the
-point's parameters alone (:func:`point_seed`), never from the order in which
+point's parameters alone (:func:`~qlib.sweep.grid.point_seed`), never from the order in which
 points are scheduled or finish, so a sweep gives bitwise identical numbers
 whatever the number of workers, and a resumed sweep equals an uninterrupted
 one.
 
 Modules: :mod:`~qlib.sweep.grid` (points, seeds, graphs and starts, one point
 run), :mod:`~qlib.sweep.store` (xarray Datasets and the Zarr store); the
-front end :func:`sweep` is here.
+front end :func:`~qlib.sweep.sweep` is here.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         arguments (``k``, ``d``, ``c``, ``degrees``, ``method``,
         ``max_tries``), ``initial`` (the start, drawn on the worker:
         "empty" (default), "mm1", "mm1-isolated" or a tail vector q; see
-        :func:`initial_for`), and ``t_end``/``burn_in``/``batches`` to
+        :func:`~qlib.sweep.grid.initial_for`), and ``t_end``/``burn_in``/``batches`` to
         override the arguments at a point.
     replications : int
         Independent runs per point, >= 2.
@@ -60,7 +60,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (default: from the measured
         correlation length).
     seed : int >= 0, optional
-        Root seed (:func:`point_seed`). None draws one (recorded in the
+        Root seed (:func:`~qlib.sweep.grid.point_seed`). None draws one (recorded in the
         result's attributes), or, when ``store`` exists, takes the stored one.
     client : None, dask.distributed.Client or str
         None starts a ``LocalCluster`` with one single-threaded process per
@@ -86,7 +86,7 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         each run, dimension ``batch``), ``n_batches``, ``events``,
         ``kernel_seconds``, ``cpu_seconds``. Attributes: ``qlib_version``,
         ``seed``, ``replications``, ``t_end``, ``burn_in``, ``batches`` (0:
-        from the correlation length). :func:`replication_result` turns one
+        from the correlation length). :func:`~qlib.sweep.replication_result` turns one
         point back into a ``replicate``-like result.
 
     Raises
@@ -235,16 +235,16 @@ def replication_result(ds, **coords):
     """One point of a sweep's Dataset as a :class:`qlib.sim.ReplicationResult <qlib.sim.result.ReplicationResult>`.
 
     The fields are those ``replicate`` returns at that point with the
-    point's seed (:func:`point_seed`), so code written for ``replicate``
+    point's seed (:func:`~qlib.sweep.grid.point_seed`), so code written for ``replicate``
     reads a sweep unchanged: ``occupancy`` and ``occupancy_se`` padded with
     zeros to the sweep's levels, ``occupancy_ci`` and ``response_time_ci``
     (95 % Student-t, replications - 1 d.o.f.), and ``results``, one
-    :class:`SweepRun` per replication (no paths, no final queues).
+    :class:`~qlib.sweep.SweepRun` per replication (no paths, no final queues).
 
     Parameters
     ----------
     ds : xarray.Dataset
-        A result of :func:`sweep` or :func:`open_store`.
+        A result of :func:`~qlib.sweep.sweep` or :func:`~qlib.sweep.store.open_store`.
     **coords
         Selects one point: ``graph="ring", n=1500, ...`` for a product grid,
         ``point=i`` for an explicit list.

@@ -147,7 +147,7 @@ def points(grid):
     Returns
     -------
     pts : list of dict
-        One dict per point (not yet validated; :func:`sweep` validates them).
+        One dict per point (not yet validated; :func:`~qlib.sweep.sweep` validates them).
     dims : dict
         ``{name: coordinate values}`` for a product grid; ``{"point":
         range}`` for an explicit list.
@@ -205,16 +205,16 @@ def _root(seed):
 
 
 def point_seed(seed, point):
-    """The SeedSequence that :func:`sweep` passes to ``replicate`` at ``point``.
+    """The SeedSequence that :func:`~qlib.sweep.sweep` passes to ``replicate`` at ``point``.
 
     It is ``SeedSequence(seed)`` extended by the SHA-256 of the point's
     parameters (as given, numbers by their exact value: ``mu=0`` and
     ``mu=0.0`` are the same point) and a final 0. A random graph is seeded
     from the hash of the graph's own parameters (``graph``, ``n``, the
     generator's arguments) and a final 1, so the points that share them
-    share one graph (a quenched graph across λ, μ and starts; :func:`graph_for`),
+    share one graph (a quenched graph across λ, μ and starts; :func:`~qlib.sweep.grid.graph_for`),
     and the initial state from the point's hash and a final 2
-    (:func:`initial_for`). So a point's numbers do not depend on the other
+    (:func:`~qlib.sweep.grid.initial_for`). So a point's numbers do not depend on the other
     points, their order, or the workers.
 
     Parameters
@@ -287,7 +287,7 @@ def initial_for(point, seed, graph=None):
         The sweep's root seed.
     graph : qlib.graphs.Graph, optional
         The point's graph; needed for ``"mm1-isolated"`` (default: built by
-        :func:`graph_for`).
+        :func:`~qlib.sweep.grid.graph_for`).
 
     Returns
     -------

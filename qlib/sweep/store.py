@@ -109,14 +109,14 @@ def open_store(store, grid):
     Parameters
     ----------
     store : str or path
-        A store written by :func:`sweep`.
+        A store written by :func:`~qlib.sweep.sweep`.
     grid : mapping or sequence of mappings
         The sweep's grid.
 
     Returns
     -------
     xarray.Dataset
-        As :func:`sweep` returns it; points not yet run are NaN (``events``
+        As :func:`~qlib.sweep.sweep` returns it; points not yet run are NaN (``events``
         is -1 there). For an explicit list, a parameter that some points
         lack is NaN (numbers) or "" (strings) there.
     """
