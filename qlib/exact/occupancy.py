@@ -12,7 +12,8 @@ from qlib.exact._iad import _solve_iad
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
 
-__all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive', 'AdaptiveChainResult']
+__all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive', 'AdaptiveChainResult',
+           'MAX_CHAIN_STATES']
 
 
 @dataclass(frozen=True)
