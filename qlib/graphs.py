@@ -95,7 +95,7 @@ class Graph:
 
     def degree_distribution(self):
         """The empirical degree law of the graph, a :class:`qlib.DegreeDistribution <qlib.meanfield.degrees.DegreeDistribution>`."""
-        from qlib.meanfield.degrees import DegreeDistribution  # lazy: a higher floor
+        from qlib.meanfield.degrees import DegreeDistribution  # lazy: a lower floor, kept out of `import qlib.graphs`
         return DegreeDistribution.from_degrees(self.degrees)
 
     def adjacency(self):

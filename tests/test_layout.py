@@ -3,6 +3,8 @@
 * every module's imports of other qlib modules (module level and inside
   functions, read with ``ast``) form a graph without cycles, and each module
   imports cleanly on its own in a fresh interpreter;
+* no package imports (lazily or not) from a package on a higher floor, the
+  floors being the order of the packages on chapters/reference.md;
 * no module is much past 600 lines, and each says its one idea in its
   docstring's first line;
 * the old flat paths (``qlib.heavy_traffic``, ``qlib.fluid``, ...) still work,
@@ -161,3 +163,62 @@ def test_new_modules_do_not_import_old_paths():
         bad = {m for m in imports_of(name, path, set(mods) | {f"qlib.{s}" for s in SHIMS})
                if m.removeprefix("qlib.") in SHIMS}
         assert not bad, f"{name} imports the old path(s) {sorted(bad)}"
+
+
+# ---------------------------------------------------------------- floors ----
+REFERENCE = ROOT.parent / "chapters" / "reference.md"
+
+
+def floors():
+    """Package -> floor, read from the reference page: its ``## `qlib.X` ``
+    sections after the package's own list the packages lowest floor first;
+    private top-level modules (``qlib._validate``) are the floor below them
+    all, and ``qlib`` itself (the re-exports) the top."""
+    import re
+    order = re.findall(r"^## `(qlib\.\w+)`", REFERENCE.read_text(), flags=re.M)
+    out = {p: k + 1 for k, p in enumerate(order)}
+    out["qlib"] = len(order) + 1
+    return out
+
+
+def package_of(module):
+    parts = module.split(".")
+    return module if len(parts) == 1 else ".".join(parts[:2])
+
+
+def upward_imports(mods, fl):
+    """Every import (module level or inside a function) of a module of a
+    package from a package on a higher floor: ``(module, imported)``."""
+    bad = []
+    for m, p in mods.items():
+        a = package_of(m)
+        fa = 0 if a.startswith("qlib._") else fl.get(a)
+        for d in imports_of(m, p, mods):
+            b = package_of(d)
+            fb = 0 if b.startswith("qlib._") else fl.get(b)
+            if a != b and fa is not None and fb is not None and fb > fa:
+                bad.append((m, d))
+    return bad
+
+
+def test_every_package_has_a_floor_on_the_reference_page():
+    fl = floors()
+    pkgs = {package_of(m) for m in modules()} - {"qlib"}
+    missing = {p for p in pkgs if not p.startswith("qlib._")} - set(fl)
+    assert not missing, f"packages missing from chapters/reference.md's floor order: {sorted(missing)}"
+
+
+def test_no_package_imports_a_higher_floor():
+    bad = upward_imports(modules(), floors())
+    assert not bad, "imports from a higher floor (chapters/reference.md's order): " + ", ".join(
+        f"{m} -> {d}" for m, d in bad)
+
+
+def test_the_floor_check_finds_a_lazy_upward_import(tmp_path):
+    # qlib.stats is the lowest floor: a function in it importing qlib.sim
+    # (a higher one) is an upward import even though it is lazy
+    low, high = tmp_path / "low.py", tmp_path / "high.py"
+    low.write_text("def f():\n    from qlib.sim.high import g\n")
+    high.write_text("from qlib.stats.low import f\n")
+    known = {"qlib.stats.low": low, "qlib.sim.high": high}
+    assert upward_imports(known, floors()) == [("qlib.stats.low", "qlib.sim.high")]

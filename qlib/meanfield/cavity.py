@@ -25,7 +25,6 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from qlib.meanfield.degrees import DegreeDistribution
-from qlib.sim.service import ServiceLaw
 
 __all__ = ["cavity", "CavityResult", "arrival_rates", "level_chain"]
 
@@ -142,8 +141,11 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
         Arrival rate per server, ``0 < lam < 1``.
     degrees : qlib.DegreeDistribution
         Limiting degree law (``phi``); a task sees ``d + 1`` queues.
-    service : qlib.service.ServiceLaw
-        A phase-type law (exponential, erlang, hyperexponential).
+    service : qlib.sim.service.ServiceLaw
+        A phase-type law (exponential, erlang, hyperexponential).  Any
+        object with the attributes ``name`` and ``phase_type`` (``None`` or
+        the pair ``(α, T)``) is accepted: ``qlib.meanfield`` is a lower
+        floor than ``qlib.sim`` and does not import it.
     levels : int
         Truncation ``L`` of the queue length, ``>= 2``.
     tol : float
@@ -162,8 +164,9 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError("degrees must be a qlib.DegreeDistribution, got "
                         f"{type(degrees).__name__}")
-    if not isinstance(service, ServiceLaw):
-        raise TypeError(f"service must be a qlib.service.ServiceLaw, got "
+    # duck-typed: qlib.sim.service lives on a higher floor (reference page)
+    if not (hasattr(service, "phase_type") and hasattr(service, "name")):
+        raise TypeError(f"service must be a qlib.sim.service.ServiceLaw, got "
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")
