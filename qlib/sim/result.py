@@ -1,11 +1,100 @@
 """What a run returns: SimulationResult and ReplicationResult, with their batch-means fields and intervals."""
 from __future__ import annotations
 
+import math
 import numpy as np
 from dataclasses import dataclass
 from qlib import stats
 
-__all__ = ['SimulationResult', 'ReplicationResult']
+__all__ = ['SimulationResult', 'ReplicationResult', 'Interval', 'IntervalArray']
+
+
+# ----------------------------------------------------------- intervals ----
+def _t_interval(center, se, dof, level):
+    """``center ∓ t_{(1+level)/2, dof} se`` (nan when ``dof < 1``)."""
+    level = stats.intervals._check_level(level)
+    c, s = np.asarray(center, float), np.asarray(se, float)
+    tq = float(stats.t_quantile(0.5 + level / 2, dof)) if dof >= 1 else math.nan
+    return c - tq * s, c + tq * s
+
+
+class Interval(tuple):
+    """A 95 % interval ``(lo, hi)`` that, called with a level, gives the
+    Student-t interval at that level: ``r.response_time_ci`` is the 95 %
+    pair, ``r.response_time_ci(0.99)`` the 99 % one (same centre, same
+    standard error, ``dof`` degrees of freedom).
+
+    Attributes
+    ----------
+    center, se : float
+        The point estimate and its standard error.
+    dof : int
+        Degrees of freedom of the t quantile (``batches − 1``).
+    """
+
+    def __new__(cls, pair, center=math.nan, se=math.nan, dof=0):
+        self = super().__new__(cls, tuple(pair))
+        self.center, self.se, self.dof = center, se, int(dof)
+        return self
+
+    def __call__(self, level=0.95):
+        if level == 0.95:
+            return self
+        lo, hi = _t_interval(self.center, self.se, self.dof, level)
+        return Interval((float(lo), float(hi)), self.center, self.se, self.dof)
+
+    def __reduce__(self):
+        return (Interval, (tuple(self), self.center, self.se, self.dof))
+
+
+def _interval_array(data, center, se, dof):
+    return IntervalArray(data, center, se, dof)
+
+
+class IntervalArray(np.ndarray):
+    """The 95 % intervals of a vector, shape ``(2, K+1)`` (row 0 lower, row 1
+    upper), that, called with a level, give the Student-t intervals at that
+    level: ``r.occupancy_ci[1]`` is the 95 % upper row, ``r.occupancy_ci(0.99)``
+    the 99 % array.  Indexing and arithmetic give plain arrays.
+
+    Attributes
+    ----------
+    center, se : ndarray, shape (K+1,)
+        The point estimates and their standard errors.
+    dof : int
+        Degrees of freedom of the t quantile (``batches − 1``).
+    """
+
+    def __new__(cls, data, center=None, se=None, dof=0):
+        obj = np.array(data, dtype=float, copy=True).view(cls)
+        obj.center = None if center is None else np.asarray(center, float)
+        obj.se = None if se is None else np.asarray(se, float)
+        obj.dof = int(dof)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.center = getattr(obj, "center", None)
+        self.se = getattr(obj, "se", None)
+        self.dof = getattr(obj, "dof", 0)
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        out = np.asarray(arr)
+        return out[()] if return_scalar else out
+
+    def __getitem__(self, key):
+        return np.asarray(self)[key]
+
+    def __call__(self, level=0.95):
+        if level == 0.95:
+            return self
+        if self.center is None or self.se is None:
+            raise ValueError("this interval array does not carry its centre and standard "
+                             "errors, so it has no other level")
+        return IntervalArray(np.vstack(_t_interval(self.center, self.se, self.dof, level)),
+                             self.center, self.se, self.dof)
+
+    def __reduce__(self):
+        return (_interval_array, (np.asarray(self), self.center, self.se, self.dof))
 
 
 # ------------------------------------------------------------- results ----
@@ -27,15 +116,20 @@ class SimulationResult:
         ``RuntimeWarning`` said how long the run should be). Measured
         coverage of ``occupancy_ci`` on M/M/1 queues: see
         ``tests/test_simulate_se.py``.
-    occupancy_ci : ndarray, shape (2, K+1)
+    occupancy_ci : IntervalArray, shape (2, K+1)
         95 % Student-t interval with ``batches − 1`` degrees of freedom: row 0
-        lower, row 1 upper.
+        lower, row 1 upper.  Called, ``occupancy_ci(level=0.95)`` gives the
+        interval at another level (:class:`~qlib.sim.result.IntervalArray`).
     mean_response_time, mean_response_time_se : float
         Arrival-side estimator: a task joining a queue that holds k tasks has
         expected response time k+1 (Exp(1) FIFO service); mean over arrivals
-        in ``[burn_in, t_end]``, s.e. by batch means (same batches).
-    response_time_ci : tuple (lo, hi)
-        95 % Student-t interval for the mean response time.
+        in ``[burn_in, t_end]``, s.e. by batch means (same batches).  Also
+        readable as ``response_time`` and ``response_time_se``, the names
+        every simulator's result shares.
+    response_time_ci : Interval (lo, hi)
+        95 % Student-t interval for the mean response time; called,
+        ``response_time_ci(level=0.95)`` gives another level
+        (:class:`~qlib.sim.result.Interval`).
     batch_occupancy : ndarray, shape (batches, K+1)
         Per-batch time averages (for s.e. of derived quantities).
     batch_response_time : ndarray, shape (batches,)
@@ -102,6 +196,35 @@ class SimulationResult:
     corr_length: float = float("nan")
     se_reliable: bool = True
 
+    def __post_init__(self):
+        _wrap_intervals(self, self.mean_response_time, self.mean_response_time_se,
+                        self.batches - 1 if self.batches else 0)
+
+    @property
+    def response_time(self):
+        """The mean response time (``mean_response_time``)."""
+        return self.mean_response_time
+
+    @property
+    def response_time_se(self):
+        """Its batch-means standard error (``mean_response_time_se``)."""
+        return self.mean_response_time_se
+
+
+def _wrap_intervals(r, R, R_se, dof):
+    """Store ``r``'s ``occupancy_ci`` and ``response_time_ci`` as callable
+    intervals (the 95 % values unchanged; filled in when missing)."""
+    occ_ci = r.occupancy_ci
+    if occ_ci is None and r.occupancy_se is not None and dof >= 1:
+        occ_ci = np.vstack(_t_interval(r.occupancy, r.occupancy_se, dof, 0.95))
+    if occ_ci is not None:
+        object.__setattr__(r, "occupancy_ci", IntervalArray(occ_ci, r.occupancy, r.occupancy_se, dof))
+    rt_ci = r.response_time_ci
+    if rt_ci is None and dof >= 1:
+        rt_ci = tuple(float(x) for x in _t_interval(R, R_se, dof, 0.95))
+    if rt_ci is not None:
+        object.__setattr__(r, "response_time_ci", Interval(rt_ci, R, R_se, dof))
+
 
 # ------------------------------------------------------------ helpers ----
 _FINE = 4000   # slices of the measurement window (batch means group them)
@@ -158,13 +281,25 @@ class ReplicationResult:
         with zeros to a common length).
     occupancy_se : ndarray, shape (K+1,)
         Standard error of that mean, ``std(ddof=1) / sqrt(R)``.
-    occupancy_ci : ndarray, shape (2, K+1)
+    occupancy_ci : IntervalArray, shape (2, K+1)
         95% Student-t confidence interval (t with R-1 degrees of freedom):
-        row 0 lower, row 1 upper.
+        row 0 lower, row 1 upper; ``occupancy_ci(level=0.95)`` gives another
+        level.
     mean_response_time, response_time_se : float
-    response_time_ci : tuple (lo, hi)
-        Same for the arrival-side mean response time.
+        Also readable as ``response_time`` and ``mean_response_time_se``.
+    response_time_ci : Interval (lo, hi)
+        Same for the arrival-side mean response time;
+        ``response_time_ci(level=0.95)`` gives another level.
     replications : int
+    batches : int
+        The number of independent means behind the standard errors: here
+        ``replications`` (the intervals have ``batches − 1`` degrees of
+        freedom, as in :class:`~qlib.sim.result.SimulationResult`).
+    se_reliable : bool
+        Always True: the standard errors come from independent replications,
+        which need no batch-length condition.  They still assume each run is
+        past its burn-in, which is the caller's to test
+        (:func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`).
     seed : int or numpy.random.SeedSequence
         The root seed; replication r used ``SeedSequence(seed).spawn(R)[r]``.
     results : tuple of SimulationResult
@@ -182,3 +317,53 @@ class ReplicationResult:
     seed: object
     results: tuple
     wall_time: float
+
+    def __post_init__(self):
+        _wrap_intervals(self, self.mean_response_time, self.response_time_se,
+                        self.replications - 1)
+
+    @property
+    def response_time(self):
+        """The mean response time (``mean_response_time``)."""
+        return self.mean_response_time
+
+    @property
+    def mean_response_time_se(self):
+        """Its standard error over replications (``response_time_se``)."""
+        return self.response_time_se
+
+    @property
+    def batches(self):
+        """Independent means behind the standard errors: ``replications``."""
+        return self.replications
+
+    @property
+    def se_reliable(self):
+        """True: independent replications need no batch-length condition."""
+        return True
+
+    def tail(self, levels=None):
+        """Per-replication time-averaged occupancy ``q(i)``.
+
+        Parameters
+        ----------
+        levels : int or sequence of int, optional
+            The levels ``i >= 0``; default all, ``0..K``.
+
+        Returns
+        -------
+        ndarray, shape (replications, len(levels))
+            Row ``r`` holds run ``r``'s ``q(i)``; a level the run never
+            reached is 0.  For one int level, shape (replications,).
+        """
+        K = max(r.occupancy.size for r in self.results)
+        lv = np.arange(K) if levels is None else np.atleast_1d(np.asarray(levels))
+        if lv.ndim != 1 or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 0):
+            raise ValueError(f"levels must be a non-negative int or a sequence of them, got {levels!r}")
+        w = max(K, int(lv.max()) + 1) if lv.size else K
+        occ = np.array([np.pad(r.occupancy, (0, w - r.occupancy.size)) for r in self.results])
+        return occ[:, lv[0]] if np.ndim(levels) == 0 and levels is not None else occ[:, lv]
+
+    def tail_ci(self, levels=None, level=0.95):
+        """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of :meth:`tail`'s columns."""
+        return stats.replication_ci(self.tail(levels), level)
