@@ -4,11 +4,13 @@ from __future__ import annotations
 import math
 import numpy as np
 import scipy.sparse as sp
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 
 from qlib import _validate as V
 from qlib.exact import _fsp as fsp
 from qlib.exact._iad import _solve_iad
+from qlib.exact._truncation import _LevelEstimates
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
 
@@ -17,7 +19,7 @@ __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive'
 
 
 @dataclass(frozen=True)
-class OccupancyChainResult:
+class OccupancyChainResult(_LevelEstimates):
     """Stationary law of the ``μ = ∞`` occupancy chain (:func:`~qlib.exact.occupancy.occupancy_chain`).
 
     Attributes
@@ -36,8 +38,16 @@ class OccupancyChainResult:
         ``C(n + levels, levels)``.
     n, lam, levels, replacement
         The inputs.
+    mean_response_time : float
+        ``response_time`` (the name of the other exact results).
+    error_estimates, error_bounds : dict
+        ``{"occupancy": array, "response_time": float}``: *estimated*
+        errors against the uncapped chain, from the solves at ``levels − 1``
+        and ``levels − 2`` (made on first use), as for
+        :class:`~qlib.exact.tiny.ExactResult`; not certified bounds.
     """
 
+    _response = "response_time"
     occupancy: np.ndarray
     response_time: float
     blocking_probability: float
@@ -47,6 +57,12 @@ class OccupancyChainResult:
     lam: float
     levels: int
     replacement: bool
+    _rerun: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def mean_response_time(self):
+        """``response_time``."""
+        return self.response_time
 
 
 #: Largest state space :func:`~qlib.exact.occupancy.occupancy_chain` builds.
@@ -167,7 +183,8 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     return OccupancyChainResult(
         occupancy=occ, response_time=tasks / (n * lam * (1.0 - blocked)),
         blocking_probability=blocked, truncated_mass=float(pi[Q[:, -1] > 0].sum()),
-        n_states=int(N), n=n, lam=lam, levels=K, replacement=bool(replacement))
+        n_states=int(N), n=n, lam=lam, levels=K, replacement=bool(replacement),
+        _rerun=functools.partial(occupancy_chain, n, lam, degrees, replacement=replacement))
 
 
 @dataclass(frozen=True)
@@ -194,6 +211,12 @@ class AdaptiveChainResult:
         Number of states kept at ``10 tol``.
     n, lam, tol, replacement
         The inputs.
+    error_estimates, error_bounds : dict
+        ``{"occupancy": occupancy_error, "response_time":
+        response_time_error}``: the two estimates above under the names
+        every exact solver's result shares (estimates, not bounds).
+    mean_response_time : float
+        ``response_time`` (the name of the other exact results).
     """
 
     occupancy: np.ndarray
@@ -207,6 +230,21 @@ class AdaptiveChainResult:
     lam: float
     tol: float
     replacement: bool
+
+    @property
+    def error_estimates(self):
+        """``{"occupancy": occupancy_error, "response_time": response_time_error}``."""
+        return {"occupancy": self.occupancy_error, "response_time": self.response_time_error}
+
+    @property
+    def error_bounds(self):
+        """The same dict as ``error_estimates`` (estimates, not certified bounds)."""
+        return self.error_estimates
+
+    @property
+    def mean_response_time(self):
+        """``response_time``."""
+        return self.response_time
 
 
 def _sample_table(n, degrees, replacement):

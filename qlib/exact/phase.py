@@ -3,19 +3,21 @@ from __future__ import annotations
 
 import math
 import numpy as np
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from itertools import permutations
 from qlib.graphs import Graph
 from qlib.sim.service import ServiceLaw
 
 from qlib.exact.tiny import MAX_STATES, _check, _solve_left
+from qlib.exact._truncation import _LevelEstimates
 
 __all__ = ['stationary_phase', 'PhaseResult']
 
 
 # ------------------------------------------- phase-type services (issue 21) ----
 @dataclass(frozen=True)
-class PhaseResult:
+class PhaseResult(_LevelEstimates):
     """Stationary quantities of the chain with service phases
     (:func:`~qlib.exact.phase.stationary_phase`).
 
@@ -30,6 +32,13 @@ class PhaseResult:
     truncated_mass : float
         Stationary probability that some queue holds ``levels`` tasks.
     n_states : int
+    response_time : float
+        ``mean_response_time``, under the name every result shares.
+    error_estimates, error_bounds : dict
+        ``{"occupancy": array, "response_time": float}``: *estimated*
+        truncation errors from the solves at ``levels − 1`` and
+        ``levels − 2`` (made on first use), as for
+        :class:`~qlib.exact.tiny.ExactResult`; not certified bounds.
     """
 
     occupancy: np.ndarray
@@ -37,6 +46,12 @@ class PhaseResult:
     blocking_probability: float
     truncated_mass: float
     n_states: int
+    _rerun: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def response_time(self):
+        """``mean_response_time``."""
+        return self.mean_response_time
 
 
 def stationary_phase(graph, lam, mu, service, levels):
@@ -157,4 +172,5 @@ def stationary_phase(graph, lam, mu, service, levels):
     R = float(pi @ ln.sum(axis=1)) / (lam * n * (1 - blk))
     return PhaseResult(occupancy=occ, mean_response_time=R, blocking_probability=blk,
                        truncated_mass=float(pi[(ln >= L).any(axis=1)].sum()),
-                       n_states=int(size))
+                       n_states=int(size),
+                       _rerun=functools.partial(stationary_phase, graph, lam, mu, service))

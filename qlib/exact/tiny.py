@@ -29,11 +29,13 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
 from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
+from qlib.exact._truncation import _LevelEstimates
 
 __all__ = ['stationary', 'ExactResult', 'MAX_N', 'MAX_STATES']
 
@@ -46,7 +48,7 @@ _LU_MAX = 4000  # sparse LU below this many unknowns, GMRES above
 
 
 @dataclass(frozen=True)
-class ExactResult:
+class ExactResult(_LevelEstimates):
     """Stationary quantities of the truncated chain.
 
     Attributes
@@ -71,6 +73,15 @@ class ExactResult:
         (``mu = inf``: identical rows, the law of a uniform server).
     n, lam, mu, levels
         The inputs.
+    response_time : float
+        ``mean_response_time``, under the name every result shares.
+    error_estimates, error_bounds : dict
+        ``{"occupancy": array, "response_time": float}``: *estimated*
+        errors of the truncated chain's values against the untruncated
+        chain, from the solves at ``levels − 1`` and ``levels − 2`` (made on
+        first use): the last change scaled by the geometric tail of the
+        changes.  Not certified bounds (``error_bounds`` is the name every
+        exact solver shares); ``inf`` when ``levels < 3``.
     """
 
     occupancy: np.ndarray
@@ -84,6 +95,12 @@ class ExactResult:
     lam: float
     mu: float
     levels: int
+    _rerun: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def response_time(self):
+        """``mean_response_time``."""
+        return self.mean_response_time
 
 
 def _check(graph, lam, mu, levels):
@@ -378,7 +395,7 @@ def stationary(graph, lam, mu, levels):
                        blocking_probability=float(blocked / (lam * n)),
                        truncated_mass=float(1.0 - free),
                        n_states=int(size), marginals=marg, n=n, lam=lam,
-                       mu=mu, levels=L)
+                       mu=mu, levels=L, _rerun=functools.partial(stationary, graph, lam, mu))
 
 
 def _subgraph(graph, pos):

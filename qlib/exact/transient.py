@@ -30,6 +30,9 @@ class MM1Transient:
         Number of uniformization steps used (for the largest time).
     lam : float
         The arrival rate (service rate 1).
+    error_bounds : dict
+        ``{"tail": error_bound}``, under the name every exact solver's
+        result shares (certified bounds, up to rounding).
     """
 
     t: np.ndarray
@@ -37,6 +40,11 @@ class MM1Transient:
     error_bound: np.ndarray
     steps: int
     lam: float
+
+    @property
+    def error_bounds(self):
+        """``{"tail": error_bound}`` (certified, up to rounding)."""
+        return {"tail": self.error_bound}
 
 
 def mm1_transient(lam, q0, times, *, tol=1e-12):

@@ -117,6 +117,18 @@ class JSQdResult:
     ``(p_wait, Q_1, Q_2, Q_3, N)`` over ``nblocks`` equal blocks of the
     window, for :func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`.  ``events``: total over
     replications (uniformized: dummy events included).
+
+    The names every simulator's result shares (:mod:`qlib.sim.result`), as
+    means over the replications: ``occupancy`` = ``(1, E Q_1/n, E Q_2/n,
+    E Q_3/n)`` (shape ``(4,)``, or ``(len(d), 4)`` for a sequence; higher
+    levels are not measured) and ``response_time = E[N]/λ_n`` (Little's
+    law); ``occupancy_se``, ``response_time_se`` and the Student-t intervals
+    ``occupancy_ci(level=0.95)`` (row 0 lower) and
+    ``response_time_ci(level=0.95)`` over the replications; ``batches`` is
+    the number of replications (the intervals have ``batches − 1`` degrees
+    of freedom) and ``se_reliable`` is always True (independent
+    replications need no batch-length condition; burn-in is tested with
+    ``blocks``).
     """
 
     n: int
@@ -136,6 +148,55 @@ class JSQdResult:
     events: int
     wall_time: float
     seed: object
+
+    def _occ_reps(self):
+        n = self.n
+        q = np.stack([np.ones_like(self.mean_q1), self.mean_q1 / n, self.mean_q2 / n,
+                      self.mean_q3 / n], axis=-1)
+        return q                                   # (replications, [len(d),] 4)
+
+    @property
+    def batches(self):
+        """The number of replications (independent means behind every s.e.)."""
+        return int(np.shape(self.p_wait)[0])
+
+    @property
+    def se_reliable(self):
+        """True: independent replications need no batch-length condition."""
+        return True
+
+    @property
+    def occupancy(self):
+        """Mean over replications of ``(1, E Q_1/n, E Q_2/n, E Q_3/n)``."""
+        return self._occ_reps().mean(axis=0)
+
+    @property
+    def occupancy_se(self):
+        """Standard error over replications of :attr:`occupancy`."""
+        return self._occ_reps().std(axis=0, ddof=1) / math.sqrt(self.batches)
+
+    @property
+    def response_time(self):
+        """Mean over replications of ``E[N]/λ_n`` (Little's law)."""
+        return np.mean(self.mean_tasks / self.lam, axis=0)
+
+    @property
+    def response_time_se(self):
+        """Standard error over replications of :attr:`response_time`."""
+        return np.std(self.mean_tasks / self.lam, axis=0, ddof=1) / math.sqrt(self.batches)
+
+    def occupancy_ci(self, level=0.95):
+        """Student-t intervals for :attr:`occupancy` over the replications,
+        shape ``(2, 4)`` or ``(2, len(d), 4)`` (row 0 lower)."""
+        from qlib.sim.result import _t_interval
+        return np.stack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+
+    def response_time_ci(self, level=0.95):
+        """Student-t interval ``(lo, hi)`` for :attr:`response_time` (arrays
+        of length ``len(d)`` for a sequence of ``d``)."""
+        from qlib.sim.result import _t_interval
+        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
+        return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
     def ci(self, name, level=0.95):
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of the per-replication values of

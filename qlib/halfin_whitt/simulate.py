@@ -149,6 +149,16 @@ class JSQResult:
     and ``batch_averages``, shape ``(batches, 5)``: per-batch time averages
     of ``n − Q_1``, ``Q_2``, ``Q_3``, ``N − Q_1`` and ``1{Q_1 = n}`` (for the
     standard error of a derived quantity, e.g. a ratio).
+
+    The names every simulator's result shares (:mod:`qlib.sim.result`):
+    ``occupancy`` = ``(1, E Q_1/n, E Q_2/n, E Q_3/n)``, the levels the
+    kernel integrates (higher levels are not measured, which is not the
+    same as zero); ``response_time = E[N]/λ_n`` (Little's law, with
+    ``E[N] = n − mean_idle + mean_waiting``); their batch-means standard
+    errors ``occupancy_se`` and ``response_time_se``; the Student-t
+    intervals ``occupancy_ci(level=0.95)`` (shape ``(2, 4)``, row 0 lower)
+    and ``response_time_ci(level=0.95)`` (``(lo, hi)``) with ``batches − 1``
+    degrees of freedom; ``se_reliable`` and ``batches`` as above.
     """
 
     n: int
@@ -193,6 +203,43 @@ class JSQResult:
     batch_lag1: float = float("nan")
     se_reliable: bool = True
     batch_averages: np.ndarray = None
+
+    @property
+    def occupancy(self):
+        """``(1, E Q_1/n, E Q_2/n, E Q_3/n)`` over the window."""
+        n = self.n
+        return np.array([1.0, 1.0 - self.mean_idle / n, self.mean_q2 / n, self.mean_q3 / n])
+
+    @property
+    def occupancy_se(self):
+        """Batch-means standard errors of :attr:`occupancy` (0 for ``q(0) = 1``)."""
+        n = self.n
+        return np.array([0.0, self.mean_idle_se / n, self.mean_q2_se / n, self.mean_q3_se / n])
+
+    @property
+    def response_time(self):
+        """``E[N]/λ_n`` (Little's law), ``N = n − (n − Q_1) + (N − Q_1)``."""
+        return (self.n - self.mean_idle + self.mean_waiting) / self.lam
+
+    @property
+    def response_time_se(self):
+        """Batch-means standard error of :attr:`response_time`."""
+        b = self.batch_averages
+        if b is None or b.shape[0] < 2:
+            return float("nan")
+        x = (self.n - b[:, 0] + b[:, 3]) / self.lam
+        return float(x.std(ddof=1) / math.sqrt(x.size))
+
+    def occupancy_ci(self, level=0.95):
+        """Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0 lower)."""
+        from qlib.sim.result import _t_interval
+        return np.vstack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+
+    def response_time_ci(self, level=0.95):
+        """Student-t interval ``(lo, hi)`` for :attr:`response_time`."""
+        from qlib.sim.result import _t_interval
+        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
+        return float(lo), float(hi)
 
 
 _JSQ_FINE = 4000   # slices of simulate_jsq's window (batch means group them)

@@ -302,7 +302,9 @@ class OUStationary:
 
     ``hs`` the grid steps (halving); ``values[name]`` the grid values at each
     step; ``estimate[name]`` the extrapolation ``h → 0`` and ``error[name]``
-    its error bound; ``order[name]`` the observed orders of convergence
+    an *estimate* of its error (the spread of the Richardson values, not a
+    certified bound), also readable as ``error_estimates`` and as
+    ``error_bounds`` (the name every exact solver's result shares); ``order[name]`` the observed orders of convergence
     ``log2((m(h) − m(h/2)) / (m(h/2) − m(h/4)))`` along the sequence.
     ``grids`` the :class:`~qlib.halfin_whitt.stationary.OUGrid` results (the finest one last).
     """
@@ -314,6 +316,16 @@ class OUStationary:
     error: dict
     order: dict
     grids: tuple
+
+    @property
+    def error_estimates(self):
+        """``error``: estimates of the extrapolation errors, not bounds."""
+        return self.error
+
+    @property
+    def error_bounds(self):
+        """``error`` under the name every exact solver's result shares (estimates)."""
+        return self.error
 
 
 def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="finest"):

@@ -252,6 +252,22 @@ class TasksResult:
     final : ndarray
         Queue length of every server when the run stopped.
     events, wall_time, seed
+    batches : int
+        Number of batches behind the standard errors (``batch_tasks.shape[0]``).
+    se_reliable : bool
+        Whether the batches passed a check of their length and lag-1
+        correlation; True when nothing was checked (a fixed number of
+        equal batches, the caller's responsibility).
+
+    The names every simulator's result shares (:mod:`qlib.sim.result`):
+    ``occupancy`` = ``(1, E Q_1/n, E Q_2/n, E Q_3/n)`` (time averages;
+    higher levels are not measured), ``response_time`` = ``mean_response``
+    (over tagged tasks), their batch-means standard errors
+    ``occupancy_se`` and ``response_time_se`` (for the ratio
+    ``Σ response / Σ arrivals`` by the delta method over the batches), and
+    the Student-t intervals ``occupancy_ci(level=0.95)`` (shape ``(2, 4)``,
+    row 0 lower) and ``response_time_ci(level=0.95)`` with ``batches − 1``
+    degrees of freedom.
     """
 
     n: int
@@ -281,6 +297,56 @@ class TasksResult:
     events: int
     wall_time: float
     seed: object
+    batches: int = 0
+    se_reliable: bool = True
+
+    def __post_init__(self):
+        if not self.batches:
+            object.__setattr__(self, "batches", int(self.batch_tasks.shape[0]))
+
+    def _batch_occupancy(self):
+        x = self.batch_time / self.batch_length    # N, N − Q_1, 1{Q_1 = n}, Q_2, Q_3
+        n = self.n
+        return np.column_stack([np.ones(x.shape[0]), (x[:, 0] - x[:, 1]) / n,
+                                x[:, 3] / n, x[:, 4] / n])
+
+    @property
+    def occupancy(self):
+        """``(1, E Q_1/n, E Q_2/n, E Q_3/n)`` over the window."""
+        n = self.n
+        return np.array([1.0, (self.mean_tasks - self.mean_waiting) / n,
+                         self.mean_q2 / n, self.mean_q3 / n])
+
+    @property
+    def occupancy_se(self):
+        """Batch-means standard errors of :attr:`occupancy`."""
+        b = self._batch_occupancy()
+        return b.std(axis=0, ddof=1) / math.sqrt(b.shape[0])
+
+    @property
+    def response_time(self):
+        """Mean response time of the tagged tasks (``mean_response``)."""
+        return self.mean_response
+
+    @property
+    def response_time_se(self):
+        """Delta-method batch-means s.e. of ``Σ response / Σ arrivals``."""
+        a, r = self.batch_tasks[:, 0], self.batch_tasks[:, 3]
+        if a.sum() == 0:
+            return float("nan")
+        z = r - self.mean_response * a
+        return float(z.std(ddof=1) / math.sqrt(z.size) / a.mean())
+
+    def occupancy_ci(self, level=0.95):
+        """Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0 lower)."""
+        from qlib.sim.result import _t_interval
+        return np.vstack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+
+    def response_time_ci(self, level=0.95):
+        """Student-t interval ``(lo, hi)`` for :attr:`response_time`."""
+        from qlib.sim.result import _t_interval
+        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
+        return float(lo), float(hi)
 
 
 def _check_int(name, x, lo):

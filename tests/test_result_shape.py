@@ -1,0 +1,174 @@
+"""Results, one shape (issue 29): every simulator's result has ``occupancy``,
+``response_time``, ``occupancy_ci(level)``, ``response_time_ci(level)``,
+``se_reliable`` and ``batches``, and they behave the same way; every exact
+solver's result has ``error_bounds``.  Tiny, seeded runs."""
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import t as student_t
+
+from qlib import exact, graphs
+from qlib.halfin_whitt import simulate_jsq, simulate_jsq_d, stationary_jsq
+from qlib.halfin_whitt.stationary import ou_stationary
+from qlib.halfin_whitt.tasks import simulate_tasks
+from qlib.meanfield.degrees import DegreeDistribution
+from qlib.sim import replicate, simulate
+from qlib.sim import service as sv
+
+
+def _quiet(f, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return f(*a, **k)
+
+
+SIMULATORS = {
+    "simulate": lambda: _quiet(simulate, graphs.ring(20), 0.5, t_end=400.0, burn_in=20.0, seed=1),
+    "simulate-general": lambda: _quiet(simulate, graphs.ring(20), 0.5, t_end=400.0, burn_in=20.0,
+                                       seed=1, service=sv.erlang(2)),
+    "replicate": lambda: _quiet(replicate, graphs.ring(10), 0.5, replications=4, t_end=150.0,
+                                burn_in=10.0, seed=2, n_jobs=1),
+    "simulate_jsq": lambda: _quiet(simulate_jsq, 20, 1.0, t_end=400.0, burn_in=20.0, seed=3),
+    "simulate_tasks": lambda: _quiet(simulate_tasks, 20, 1.0, t_end=400.0, burn_in=20.0, seed=4),
+    "simulate_jsq_d": lambda: _quiet(simulate_jsq_d, 10, 1.0, 2, t_end=150.0, burn_in=10.0,
+                                     replications=4, seed=5),
+}
+_CACHE = {}
+
+
+def run(name):
+    if name not in _CACHE:
+        _CACHE[name] = SIMULATORS[name]()
+    return _CACHE[name]
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_simulator_result_has_the_shared_names(name):
+    r = run(name)
+    q = np.asarray(r.occupancy)
+    assert q.ndim == 1 and abs(q[0] - 1.0) < 1e-9 and np.all(np.diff(q) <= 1e-12) and np.all(q >= 0)
+    assert math.isfinite(r.response_time) and r.response_time >= 1.0   # at least one service
+    assert isinstance(r.se_reliable, (bool, np.bool_))
+    assert isinstance(r.batches, int) and r.batches >= 2
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_intervals_contain_the_estimate_and_widen_with_the_level(name):
+    r = run(name)
+    q, R = np.asarray(r.occupancy), r.response_time
+    lo, hi = np.asarray(r.occupancy_ci())
+    lo9, hi9 = np.asarray(r.occupancy_ci(0.99))
+    assert lo.shape == q.shape == hi.shape
+    assert np.all(lo <= q) and np.all(q <= hi)
+    assert np.all(lo9 <= lo) and np.all(hi <= hi9)
+    busy = np.asarray(r.occupancy_se) > 1e-9
+    assert busy[1] and np.all(hi9[busy] - lo9[busy] > hi[busy] - lo[busy])
+    a, b = r.response_time_ci()
+    a9, b9 = r.response_time_ci(0.99)
+    assert a < R < b and a9 < a and b < b9
+    # the half-width is t_{(1+level)/2, batches−1} standard errors
+    for level in (0.9, 0.95, 0.99):
+        a, b = r.response_time_ci(level)
+        t = student_t.ppf(0.5 + level / 2, r.batches - 1)
+        assert (b - a) / 2 == pytest.approx(t * r.response_time_se, rel=1e-12)
+    with pytest.raises(ValueError, match="level"):
+        r.response_time_ci(1.5)
+    with pytest.raises(ValueError, match="level"):
+        r.occupancy_ci(0.0)
+
+
+@pytest.mark.parametrize("name", ["simulate", "simulate-general", "replicate"])
+def test_the_stored_95_percent_intervals_stay_what_they_were(name):
+    # the fields keep their old values and types' behaviour: indexing gives a
+    # plain array, a tuple unpacks, and the call at 0.95 is the stored value
+    r = run(name)
+    assert type(r.occupancy_ci[1]) is np.ndarray
+    lo, hi = r.response_time_ci
+    assert (lo, hi) == tuple(r.response_time_ci(0.95))
+    assert np.array_equal(r.occupancy_ci, r.occupancy_ci(0.95))
+    back = pickle.loads(pickle.dumps(r))
+    assert np.array_equal(back.occupancy_ci(0.9), r.occupancy_ci(0.9))
+    assert back.response_time_ci(0.9) == r.response_time_ci(0.9)
+    assert r.response_time == r.mean_response_time
+    assert r.response_time_se == r.mean_response_time_se
+
+
+def test_jsq_occupancy_interval_is_the_old_per_quantity_interval_over_n():
+    r = run("simulate_jsq")
+    lo, hi = r.occupancy_ci()
+    assert (lo[2] * r.n, hi[2] * r.n) == pytest.approx(r.mean_q2_ci, rel=1e-12)
+    assert (lo[3] * r.n, hi[3] * r.n) == pytest.approx(r.mean_q3_ci, rel=1e-12, abs=1e-12)
+    assert ((1 - hi[1]) * r.n, (1 - lo[1]) * r.n) == pytest.approx(r.mean_idle_ci, rel=1e-12)
+
+
+def test_replication_tail_is_the_runs_occupancy():
+    rr = run("replicate")
+    K = max(x.occupancy.size for x in rr.results)
+    tail = rr.tail()
+    assert tail.shape == (rr.replications, K)
+    np.testing.assert_allclose(tail.mean(axis=0), rr.occupancy[:K], rtol=0, atol=1e-15)
+    assert rr.tail(2).shape == (rr.replications,)
+    assert np.all(rr.tail([K + 3]) == 0)
+    ci = rr.tail_ci([1, 2])
+    assert ci.df == rr.replications - 1
+    np.testing.assert_allclose(ci.se, rr.occupancy_se[[1, 2]], rtol=1e-12)
+    with pytest.raises(ValueError, match="levels"):
+        rr.tail([-1])
+    assert rr.batches == rr.replications and rr.se_reliable is True
+
+
+def test_jsq_d_with_several_d_has_one_row_per_d():
+    r = _quiet(simulate_jsq_d, 10, 1.0, [2, 10], t_end=100.0, burn_in=10.0, replications=3, seed=6)
+    assert r.occupancy.shape == (2, 4) and r.occupancy_ci().shape == (2, 2, 4)
+    lo, hi = r.response_time_ci()
+    assert lo.shape == (2,) and np.all(lo < r.response_time) and np.all(r.response_time < hi)
+
+
+# ------------------------------------------------------------- exact ----
+def _true_error(small, big, L):
+    return (np.max(np.abs(np.asarray(big.occupancy)[:L + 1] - small.occupancy)),
+            abs(big.response_time - small.response_time))
+
+
+EXACT = {  # name -> (solve at L levels, L)
+    "stationary-mu-inf": (lambda L: exact.stationary(graphs.ring(4), 0.7, math.inf, L), 8),
+    "stationary-mu-1": (lambda L: exact.stationary(graphs.ring(4), 0.7, 1.0, L), 8),
+    "stationary_phase": (lambda L: exact.stationary_phase(graphs.ring(3), 0.6, 1.0,
+                                                          sv.erlang(2), L), 6),
+    "occupancy_chain": (lambda L: exact.occupancy_chain(6, 0.8, DegreeDistribution.point(1), L), 6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_level_capped_estimates_exceed_the_error_against_a_larger_cap(name):
+    solve, L = EXACT[name]
+    small, big = solve(L), solve(L + 6)
+    e = small.error_bounds
+    assert e is small.error_estimates
+    assert set(e) == {"occupancy", "response_time"} and e["occupancy"].shape == small.occupancy.shape
+    occ_err, rt_err = _true_error(small, big, L)
+    # numerical evidence: the estimate is an estimate, not a bound; here it
+    # exceeds the error left by the cap (the larger cap's own error is
+    # smaller by orders of magnitude)
+    assert 0 < occ_err <= np.max(e["occupancy"]) and 0 < rt_err <= e["response_time"]
+    assert np.max(e["occupancy"]) < 100 * occ_err      # and it is not vacuous
+
+
+def test_too_few_levels_give_no_estimate():
+    e = exact.stationary(graphs.ring(3), 0.5, math.inf, 2).error_bounds
+    assert np.all(np.isinf(e["occupancy"])) and math.isinf(e["response_time"])
+
+
+def test_adaptive_chain_stationary_jsq_transient_and_ou_have_error_bounds():
+    a = exact.occupancy_chain_adaptive(6, 0.8, DegreeDistribution.point(1))
+    assert a.error_bounds == {"occupancy": a.occupancy_error, "response_time": a.response_time_error}
+    assert a.error_estimates == a.error_bounds and a.mean_response_time == a.response_time
+    s = stationary_jsq(9, 1.0)
+    assert s.error_bounds is s.error_estimates and "p_wait" in s.error_bounds
+    m = exact.mm1_transient(0.5, [1.0], [1.0, 2.0])
+    assert np.array_equal(m.error_bounds["tail"], m.error_bound)
+    o = ou_stationary(1.0, 0.25, levels=3)
+    assert o.error_bounds is o.error and o.error_estimates is o.error
