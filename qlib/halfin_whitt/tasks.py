@@ -224,6 +224,16 @@ class TasksResult:
     statistics are grouped by the batch of the arrival time; time averages
     are over ``[burn_in, t_end]`` in the same ``batches`` equal batches.
 
+    The names every simulator's result shares (:mod:`qlib.sim.result`):
+    ``occupancy`` = ``(1, E Q_1/n, E Q_2/n, E Q_3/n)`` (time averages;
+    higher levels are not measured), ``response_time`` = ``mean_response``
+    (over tagged tasks), their batch-means standard errors
+    ``occupancy_se`` and ``response_time_se`` (for the ratio
+    ``Σ response / Σ arrivals`` by the delta method over the batches), and
+    the Student-t intervals ``occupancy_ci(level=0.95)`` (shape ``(2, 4)``,
+    row 0 lower) and ``response_time_ci(level=0.95)`` with ``batches − 1``
+    degrees of freedom.
+
     Attributes
     ----------
     n, beta, lam, t_end, burn_in : model and window
@@ -258,16 +268,6 @@ class TasksResult:
         Whether the batches passed a check of their length and lag-1
         correlation; True when nothing was checked (a fixed number of
         equal batches, the caller's responsibility).
-
-    The names every simulator's result shares (:mod:`qlib.sim.result`):
-    ``occupancy`` = ``(1, E Q_1/n, E Q_2/n, E Q_3/n)`` (time averages;
-    higher levels are not measured), ``response_time`` = ``mean_response``
-    (over tagged tasks), their batch-means standard errors
-    ``occupancy_se`` and ``response_time_se`` (for the ratio
-    ``Σ response / Σ arrivals`` by the delta method over the batches), and
-    the Student-t intervals ``occupancy_ci(level=0.95)`` (shape ``(2, 4)``,
-    row 0 lower) and ``response_time_ci(level=0.95)`` with ``batches − 1``
-    degrees of freedom.
     """
 
     n: int
