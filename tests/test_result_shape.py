@@ -92,6 +92,9 @@ def test_the_stored_95_percent_intervals_stay_what_they_were(name):
     back = pickle.loads(pickle.dumps(r))
     assert np.array_equal(back.occupancy_ci(0.9), r.occupancy_ci(0.9))
     assert back.response_time_ci(0.9) == r.response_time_ci(0.9)
+    assert repr(r.occupancy_ci) == repr(np.asarray(r.occupancy_ci))
+    with pytest.raises(ValueError, match="reshaped"):
+        r.occupancy_ci.T(0.9)
     assert r.response_time == r.mean_response_time
     assert r.response_time_se == r.mean_response_time_se
 

@@ -84,12 +84,15 @@ class IntervalArray(np.ndarray):
     def __getitem__(self, key):
         return np.asarray(self)[key]
 
+    def __repr__(self):
+        return repr(np.asarray(self))
+
     def __call__(self, level=0.95):
         if level == 0.95:
             return self
-        if self.center is None or self.se is None:
-            raise ValueError("this interval array does not carry its centre and standard "
-                             "errors, so it has no other level")
+        if self.center is None or self.se is None or self.shape != (2,) + self.center.shape:
+            raise ValueError("this array does not carry the centres and standard errors of "
+                             "its intervals (a reshaped view?), so it has no other level")
         return IntervalArray(np.vstack(_t_interval(self.center, self.se, self.dof, level)),
                              self.center, self.se, self.dof)
 
