@@ -138,7 +138,10 @@ def _true_error(small, big, L):
 
 EXACT = {  # name -> (solve at L levels, L)
     "stationary-mu-inf": (lambda L: exact.stationary(graphs.ring(4), 0.7, math.inf, L), 8),
-    "stationary-mu-1": (lambda L: exact.stationary(graphs.ring(4), 0.7, 1.0, L), 8),
+    # a path, not ring(4): on ring(4) an arrival sees all but one uniform
+    # server whatever the positions, so every μ gives the same law
+    "stationary-path-mu-1": (lambda L: exact.stationary(graphs.from_edges(4, [(0, 1), (1, 2), (2, 3)]),
+                                                        0.7, 1.0, L), 7),
     "stationary_phase": (lambda L: exact.stationary_phase(graphs.ring(3), 0.6, 1.0,
                                                           sv.erlang(2), L), 6),
     "occupancy_chain": (lambda L: exact.occupancy_chain(6, 0.8, DegreeDistribution.point(1), L), 6),
