@@ -45,8 +45,21 @@ def _check_n(n, name="n", minimum=1):
     return int(n)
 
 
+def _index_dtype(top):
+    """``int32`` if every value is below ``top < 2**31``, else ``int64``."""
+    return np.int32 if top < 2**31 else np.int64
+
+
 @dataclass(frozen=True)
 class Graph:
+    """An immutable undirected graph on positions ``0..n-1`` in CSR form.
+
+    ``indptr`` (length ``n + 1``) and ``indices`` are stored read-only, as
+    ``int32`` where their values fit (``n < 2**31``, respectively fewer than
+    ``2**31`` directed edges), else ``int64``; input of either width is
+    accepted and checked (sorted-free, no self-loops or multi-edges,
+    symmetric).
+    """
     n: int
     indptr: np.ndarray
     indices: np.ndarray
@@ -73,6 +86,11 @@ class Graph:
         rkey = indices * max(n, 1) + src
         if not np.array_equal(np.sort(key), np.sort(rkey)):
             raise ValueError("indices: graph must be undirected (symmetric)")
+        del src, key, rkey
+        # stored 32-bit where they fit (half the memory traffic of a look-up);
+        # the kernels compile for either width
+        indptr = indptr.astype(_index_dtype(indices.shape[0]), copy=False)
+        indices = indices.astype(_index_dtype(n), copy=False)
         indptr.setflags(write=False)
         indices.setflags(write=False)
         object.__setattr__(self, "n", n)
