@@ -130,13 +130,20 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
             raise ValueError(f"lam must be < 1 when burn_in > 0 (the system "
                              f"is unstable for lam >= 1), got lam={lam}; pass "
                              "allow_unstable=True for a transient run")
-        warnings.warn(f"lam={lam} >= 1: the system is unstable; the result is the "
-                      "transient over [0, t_end], with no stationary intervals "
-                      "(standard errors are nan)", RuntimeWarning, stacklevel=3)
+        _warn_unstable(lam, stacklevel=4)
     if batches is None:
         return lam, mu, t_end, burn_in
     V.integer(batches, "batches", lo=2)
     return lam, mu, t_end, burn_in
+
+
+def _warn_unstable(lam, stacklevel):
+    """The one warning of an unstable run (``lam >= 1``), for ``simulate``
+    and ``replicate`` alike; ``stacklevel`` as for ``warnings.warn``, counted
+    from this function."""
+    warnings.warn(f"lam={lam} >= 1: the system is unstable; the result is the "
+                  "transient over [0, t_end], with no stationary intervals "
+                  "(standard errors are nan)", RuntimeWarning, stacklevel=stacklevel)
 
 
 def _transient(result):
