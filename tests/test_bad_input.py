@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from qlib import _validate as V
 from qlib import graphs, stats
-from qlib.exact import occupancy_chain, occupancy_chain_adaptive, stationary
+from qlib.exact import mm1_transient, occupancy_chain, occupancy_chain_adaptive, stationary
 from qlib.halfin_whitt import (erlang_c, reflected_ou, simulate_jsq, simulate_jsq_d, simulate_tasks,
                                stationary_jsq, transient_jsq)
 from qlib.meanfield import fluid, tails
@@ -26,7 +26,8 @@ from qlib.meanfield.cavity import cavity
 from qlib.meanfield.degrees import DegreeDistribution as D
 from qlib.meanfield.refined import refined
 from qlib.sim import replicate, simulate
-from qlib.sim.service import erlang, exponential
+from qlib.sim.service import (deterministic, erlang, exponential, hyperexponential,
+                              md1_distribution, pollaczek_khinchine)
 from qlib.sweep import points, sweep
 
 G = graphs.ring(10)
@@ -149,6 +150,10 @@ ROWS = [
     ("refined-replacement-str", lambda: refined(0.5, P2, replacement="no"), (TypeError, "replacement")),
     ("cavity-service-str", lambda: cavity(0.5, P2, "exp"), (TypeError, "service")),
     ("cavity-lam-nan", lambda: cavity(math.nan, P2, exponential()), (ValueError, "lam")),
+    ("cavity-lam-bool", lambda: cavity(True, P2, exponential()), (TypeError, "lam")),
+    ("cavity-levels-bool", lambda: cavity(0.5, P2, exponential(), levels=True), (TypeError, "levels")),
+    ("cavity-damping-str", lambda: cavity(0.5, P2, exponential(), damping="0.5"),
+     (TypeError, "damping")),
     ("degrees-huge", lambda: D({10**9: 1.0}), (ValueError, "degree")),
     ("degrees-sum", lambda: D({1: 0.5, 2: 0.6}), (ValueError, "sum")),
     ("degrees-str-key", lambda: D({"a": 1.0}), (TypeError, "degree")),
@@ -159,6 +164,15 @@ ROWS = [
     ("ring-n-bool", lambda: graphs.ring(True), (TypeError, "n")),
     ("ring-n-memory", lambda: graphs.ring(10**10), (ValueError, r"n = 10000000000.*[GT]iB")),
     ("erdos_renyi-c-neg", lambda: graphs.erdos_renyi(10, -1.0), (ValueError, "c")),
+    ("erdos_renyi-c-bool", lambda: graphs.erdos_renyi(10, True), (TypeError, "^c must")),
+    ("erdos_renyi-c-str", lambda: graphs.erdos_renyi(10, "2"), (TypeError, "^c must")),
+    # the estimate counts the building's measured peak, about 112 bytes per
+    # directed edge: these used to pass the check and die in a MemoryError
+    ("ring-n-2e8-memory", lambda: graphs.ring(2 * 10**8), (ValueError, r"n = 200000000.*[GT]iB")),
+    ("random_regular-memory", lambda: graphs.random_regular(10**7, 4),
+     (ValueError, r"n = 10000000.*[GT]iB")),
+    ("erdos_renyi-memory", lambda: graphs.erdos_renyi(10**8, 3.0),
+     (ValueError, r"n = 100000000.*[GT]iB")),
     ("from_networkx-directed", lambda: graphs.from_networkx(nx.DiGraph()), (TypeError, "G")),
     # --- exact chains -------------------------------------------------------
     ("stationary-mu-neg", lambda: stationary(graphs.ring(3), 0.5, -1.0, 5), (ValueError, "mu")),
@@ -168,6 +182,16 @@ ROWS = [
     ("occupancy_chain-levels-0", lambda: occupancy_chain(5, 0.5, P2, 0), (ValueError, "levels")),
     ("occupancy_chain_adaptive-tol", lambda: occupancy_chain_adaptive(5, 0.5, P2, tol=0.5),
      (ValueError, "tol")),
+    ("mm1_transient-lam-bool", lambda: mm1_transient(True, [1.0], [1.0]), (TypeError, "lam")),
+    ("mm1_transient-lam-str", lambda: mm1_transient("0.5", [1.0], [1.0]), (TypeError, "lam")),
+    ("mm1_transient-tol-big", lambda: mm1_transient(0.5, [1.0], [1.0], tol=0.1), (ValueError, "tol")),
+    # --- service laws and M/G/1 references --------------------------------------
+    ("hyperexponential-scv-str", lambda: hyperexponential("2"), (TypeError, "scv")),
+    ("erlang-k-bool", lambda: erlang(True), (TypeError, "k must")),
+    ("deterministic-mean-str", lambda: deterministic(mean="1"), (TypeError, "mean")),
+    ("sample-size-float", lambda: erlang(2).sample(3.0), (TypeError, "size")),
+    ("pollaczek_khinchine-lam-bool", lambda: pollaczek_khinchine(True, 1.0), (TypeError, "lam")),
+    ("md1_distribution-kmax-neg", lambda: md1_distribution(0.5, -1), (ValueError, "kmax")),
     # --- stats and sweeps ---------------------------------------------------
     ("replication_ci-short", lambda: stats.replication_ci([1.0]), (ValueError, "x")),
     ("replication_ci-level", lambda: stats.replication_ci([1.0, 2.0], level=1.5), (ValueError, "level")),
@@ -293,3 +317,15 @@ def test_numpy_scalars_and_0d_arrays_still_accepted():
     assert r.lam == 0.5 and r.t_end == 1.0
     with pytest.raises(TypeError, match="x must be"):
         V.real(np.array([0.5]), "x")   # a 1-element array is not a number
+
+
+def test_one_unstable_warning_text():
+    """simulate and replicate say the same thing about an unstable run."""
+    msgs = []
+    for call in (lambda: simulate(G, 1.5, 0.0, t_end=1.0, seed=0),
+                 lambda: replicate(G, 1.5, replications=2, t_end=1.0, seed=0)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call()
+        msgs.append({str(x.message) for x in w if "unstable" in str(x.message)})
+    assert len(msgs[0]) == 1 and msgs[0] == msgs[1], msgs

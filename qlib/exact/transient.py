@@ -1,11 +1,12 @@
 """The exact transient law of an M/M/1 queue, by uniformization, with an error bound."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import poisson
+
+from qlib import _validate as V
 
 __all__ = ["mm1_transient", "MM1Transient"]
 
@@ -91,13 +92,8 @@ def mm1_transient(lam, q0, times, *, tol=1e-12):
     − P(X_t >= i+1)]``, the fluid ODE with ``φ ≡ 1``; this function computes
     them without integrating that equation.
     """
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(float(lam)) or float(lam) <= 0:
-        raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
-    lam = float(lam)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) \
-            or not 0 < float(tol) <= 1e-3:
-        raise ValueError(f"tol must be in (0, 1e-3], got {tol!r}")
+    lam = V.positive(lam, "lam")
+    tol = V.real(tol, "tol", lo=0, hi=1e-3, lo_open=True)
     q0 = np.asarray(q0, dtype=float)
     if q0.ndim != 1 or q0.size == 0 or q0[0] != 1.0 or np.any(~np.isfinite(q0)) \
             or np.any(q0 < 0) or np.any(q0 > 1) or np.any(np.diff(q0) > 0):

@@ -158,9 +158,8 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
     -------
     CavityResult
     """
-    lam = float(lam)
-    if not 0 < lam < 1:
-        raise ValueError(f"lam must be in (0, 1), got {lam}")
+    from qlib import _validate as V   # the shared checks: a bool or a str is no lam
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError("degrees must be a qlib.DegreeDistribution, got "
                         f"{type(degrees).__name__}")
@@ -170,10 +169,8 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 2:
-        raise ValueError(f"levels must be an int >= 2, got {levels!r}")
-    if not 0 < damping <= 1:
-        raise ValueError(f"damping must be in (0, 1], got {damping}")
+    V.integer(levels, "levels", lo=2)
+    damping = V.real(damping, "damping", lo=0, hi=1, lo_open=True)
     L = int(levels)
     # start: the M/M/1 tail lam^i (a fixed point for phi = 1, exp services)
     q = lam ** np.arange(L + 1, dtype=float)

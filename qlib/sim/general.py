@@ -41,6 +41,7 @@ from qlib.sim.kernel import EPOCH_MAX, _lookup
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.sim.rng import _step
 from qlib.sim.service import check_law, draw
+from qlib import _validate as V
 from qlib.sim.start import _check_args, _grow, _initial, _seed
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
@@ -234,8 +235,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             bx = X[s]
             cand[0] = s
             nt = 1
-            for p in range(indptr[v], indptr[v + 1]):
-                w = indices[p]
+            for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
+                w = np.int64(indices[p])
                 if epoch == 0:
                     s = w
                 else:
@@ -415,21 +416,17 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         rs[0] = np.uint64(1)
     xmax = int(X.max())
     if levels is not None:
-        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-            raise TypeError("levels must be an int")
-        if levels < 1:
-            raise ValueError(f"levels must be >= 1, got {levels}")
+        V.integer(levels, "levels", lo=1)
     K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
     if record_dt is not None:
-        record_dt = float(record_dt)
-        if not (record_dt > 0 and np.isfinite(record_dt)):
-            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        record_dt = V.positive(record_dt, "record_dt")
         nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
     else:
         nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
-    indptr = np.ascontiguousarray(graph.indptr, np.int64)
-    indices = np.ascontiguousarray(graph.indices, np.int64)
+    # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
+    # for each width)
+    indptr, indices = graph.indptr, graph.indices
     maxdeg = int(np.diff(indptr).max()) if n else 0
     Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
     if record:
@@ -439,7 +436,7 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         head = tail = nxt = np.zeros(1, np.int64)
         tarr = resp = np.zeros(1)
         used = 0
-    X = X.astype(np.int32)
+    X = X.astype(np.int32, copy=False)   # _initial's int32 start, no copy
     C = np.zeros(n)
     H = np.empty(2 * (n + _OFF + 1))
     P = np.full(n, -1, np.int64)

@@ -30,6 +30,7 @@ from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS
                              _H1, _HP, _IREC, _KC, _NST, _RES, _depth, _exp1,
                              _prefetch, _place, _place_local, _step)
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib import _validate as V
 from qlib.sim.start import _check_args, _grow, _initial, _seed
 
 __all__ = ['simulate_interleaved']
@@ -141,11 +142,11 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             sl = h1 & mask
             v = bk[sl]
             if 0 <= v < n:
-                lo = indptr[v]
+                lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
                 if pf:
                     _prefetch(indices, lo)
                 if looks:
-                    for k in range(indptr[v + 1] - lo + 1):
+                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
                         u, r0, r1, r2, r3 = _step(r0, r1, r2, r3)
                         bu[sl, k + 1] = u
                         if pf:
@@ -168,9 +169,9 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 sl = hp & mask
                 v = bk[sl]
                 if 0 <= v < n:
-                    lo = indptr[v]
-                    for k in range(indptr[v + 1] - lo + 1):
-                        w = v if k == 0 else indices[lo + k - 1]
+                    lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
+                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
+                        w = v if k == 0 else np.int64(indices[lo + k - 1])
                         if epoch == 0:
                             s = w
                         else:
@@ -190,8 +191,8 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             sl = (ec + D2) & mask
             v = bk[sl]
             if 0 <= v < n:
-                for p in range(indptr[v], indptr[v + 1]):
-                    _prefetch(X, indices[p])
+                for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
+                    _prefetch(X, np.int64(indices[p]))
         # run event ec
         sl = ec & mask
         tnext = bt[sl]
@@ -238,7 +239,7 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                     P[:] = -1
                     A[:] = -1
                     epoch = 1
-            lo = indptr[v]
+            lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
             if early:        # placed at stage 2
                 s = np.int64(bu[sl, 1])
             elif local:
@@ -250,8 +251,8 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             bx = X[s]
             cand[0] = s
             nt = 1
-            for p in range(lo, indptr[v + 1]):
-                w = indices[p]
+            for p in range(lo, np.int64(indptr[v + 1])):
+                w = np.int64(indices[p])
                 if early:
                     s = np.int64(bu[sl, p - lo + 2])
                 elif local:
@@ -413,21 +414,17 @@ def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
              else (lambda r: _initial(initial, n)))
     X0 = start(0)
     if levels is not None:
-        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-            raise TypeError("levels must be an int")
-        if levels < 1:
-            raise ValueError(f"levels must be >= 1, got {levels}")
+        V.integer(levels, "levels", lo=1)
     Ks = np.empty(R, np.int64)
     if record_dt is not None:
-        record_dt = float(record_dt)
-        if not (record_dt > 0 and np.isfinite(record_dt)):
-            raise ValueError(f"record_dt must be positive, got {record_dt}")
+        record_dt = V.positive(record_dt, "record_dt")
         nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
     else:
         nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
-    indptr = np.ascontiguousarray(graph.indptr, np.int64)
-    indices = np.ascontiguousarray(graph.indices, np.int64)
+    # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
+    # for each width)
+    indptr, indices = graph.indptr, graph.indices
     maxdeg = int(np.diff(indptr).max()) if n else 0
     if depth is None:
         # the group's state is R copies of n servers: pipelined once it

@@ -303,11 +303,11 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             sl = h1 & mask
             v = bk[sl]
             if 0 <= v < n:
-                lo = indptr[v]
+                lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
                 if pf:
                     _prefetch(indices, lo)
                 if looks:
-                    for k in range(indptr[v + 1] - lo + 1):
+                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
                         u, r0, r1, r2, r3 = _step(r0, r1, r2, r3)
                         bu[sl, k + 1] = u
                         if pf:
@@ -330,9 +330,9 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 sl = hp & mask
                 v = bk[sl]
                 if 0 <= v < n:
-                    lo = indptr[v]
-                    for k in range(indptr[v + 1] - lo + 1):
-                        w = v if k == 0 else indices[lo + k - 1]
+                    lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
+                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
+                        w = v if k == 0 else np.int64(indices[lo + k - 1])
                         if epoch == 0:
                             s = w
                         else:
@@ -352,8 +352,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             sl = (ec + D2) & mask
             v = bk[sl]
             if 0 <= v < n:
-                for p in range(indptr[v], indptr[v + 1]):
-                    _prefetch(X, indices[p])
+                for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
+                    _prefetch(X, np.int64(indices[p]))
         # run event ec
         sl = ec & mask
         tnext = bt[sl]
@@ -400,7 +400,7 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                     P[:] = -1
                     A[:] = -1
                     epoch = 1
-            lo = indptr[v]
+            lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
             if early:        # placed at stage 2
                 s = np.int64(bu[sl, 1])
             elif local:
@@ -412,8 +412,8 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             bx = X[s]
             cand[0] = s
             nt = 1
-            for p in range(lo, indptr[v + 1]):
-                w = indices[p]
+            for p in range(lo, np.int64(indptr[v + 1])):
+                w = np.int64(indices[p])
                 if early:
                     s = np.int64(bu[sl, p - lo + 2])
                 elif local:

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from qlib.sim.result import ReplicationResult
 from qlib.sim.service import check_law
-from qlib.sim.start import _check_args, _seed
+from qlib.sim.start import _check_args, _seed, _warn_unstable
 from qlib.sim.run import simulate
 
 __all__ = ['replicate']
@@ -76,9 +76,7 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
                     simulate_kwargs.get("burn_in", 0.0),
                     simulate_kwargs.get("batches", None), simulate_kwargs.get("allow_unstable", False))
     if float(lam) >= 1:
-        warnings.warn(f"lam={lam} >= 1: the system is unstable; only the "
-                      "transient over [0, t_end] is meaningful",
-                      RuntimeWarning, stacklevel=2)
+        _warn_unstable(lam, stacklevel=3)
     ss, seed_out = _seed(seed)
     children = ss.spawn(R)
     w0 = time.perf_counter()

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from qlib import _validate as V
 from qlib.sim.rng import _step
 
 __all__ = ["ServiceLaw", "deterministic", "exponential", "erlang",
@@ -154,8 +155,7 @@ class ServiceLaw:
     def sample(self, size, seed=0):
         """``size`` independent draws (numba sampler, xoshiro256++ seeded
         from ``numpy.random.SeedSequence(seed)``)."""
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-            raise ValueError(f"size must be an int >= 0, got {size!r}")
+        size = V.integer(size, "size", lo=0)
         rs = np.random.SeedSequence(seed).generate_state(4, np.uint64)
         if not rs.any():
             rs[0] = np.uint64(1)
@@ -186,25 +186,16 @@ class ServiceLaw:
 
 
 def _check_mean(mean):
-    try:
-        m = float(mean)
-    except (TypeError, ValueError):
-        raise TypeError(f"mean must be a real number, got {type(mean).__name__}") from None
+    m = V.real(mean, "mean", allow_inf=True)
     if m != 1.0:
         raise ValueError(f"mean must be 1 (time is measured in mean service "
                          f"times), got {mean}")
 
 
 def _real(x, name):
-    if isinstance(x, bool):
-        raise TypeError(f"{name} must be a real number, got bool")
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}") from None
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be nan")
-    return v
+    """``x`` as a float: a real number (not a bool, not a str), not NaN; the
+    callers check the range."""
+    return V.real(x, name, allow_inf=True)
 
 
 def deterministic(*, mean=1.0):
@@ -223,11 +214,7 @@ def exponential(*, mean=1.0):
 def erlang(k, *, mean=1.0):
     """Erlang-k: the sum of ``k`` independent Exp(k) phases; scv = 1/k."""
     _check_mean(mean)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if not 1 <= k <= 10_000:
-        raise ValueError(f"k must be in [1, 10000], got {k}")
-    k = int(k)
+    k = V.integer(k, "k", lo=1, hi=10_000)
     T = -k * np.eye(k) + k * np.eye(k, k=1)
     a = np.zeros(k)
     a[0] = 1.0
@@ -298,10 +285,8 @@ def check_law(service):
 def pollaczek_khinchine(lam, scv):
     """Mean response time of the M/G/1 queue with mean-1 services:
     ``R = 1 + lam (1 + scv) / (2 (1 - lam))``."""
-    lam = _real(lam, "lam")
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     c2 = _real(scv, "scv")
-    if not 0 < lam < 1:
-        raise ValueError(f"lam must be in (0, 1), got {lam}")
     if c2 < 0:
         raise ValueError(f"scv must be >= 0, got {scv}")
     return 1.0 + lam * (1.0 + c2) / (2.0 * (1.0 - lam))
@@ -319,11 +304,8 @@ def md1_distribution(lam, kmax):
     so it is evaluated with mpmath at 60 digits.
     """
     import mpmath as mp
-    lam = _real(lam, "lam")
-    if not 0 < lam < 1:
-        raise ValueError(f"lam must be in (0, 1), got {lam}")
-    if isinstance(kmax, bool) or not isinstance(kmax, (int, np.integer)) or kmax < 0:
-        raise ValueError(f"kmax must be an int >= 0, got {kmax!r}")
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
+    V.integer(kmax, "kmax", lo=0)
     with mp.workdps(60):
         r = mp.mpf(lam)
         out = [1 - r, (1 - r) * (mp.e ** r - 1)]

@@ -21,9 +21,12 @@ def _initial(initial, n, seed=None):
     streams are unchanged). With ``seed=None`` the loads are sorted by server
     index, which at ``mu = 0`` lays them out contiguously along the positions
     (an atypical start): the simulators always pass their seed.
+
+    Returns an ``int32`` array (queue lengths are below ``2**30``): the
+    callers copy it into their own state, so it costs 4 bytes per server.
     """
     if initial is None:
-        return np.zeros(n, np.int64)
+        return np.zeros(n, np.int32)
     a = np.asarray(initial)
     if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer)
                               or np.issubdtype(a.dtype, np.floating)):
@@ -39,7 +42,7 @@ def _initial(initial, n, seed=None):
             raise ValueError("initial: queue lengths must be >= 0")
         if np.any(a >= 2**30):
             raise ValueError("initial: queue lengths must be < 2**30")
-        return a.astype(np.int64).copy()
+        return a.astype(np.int32)
     q = a.astype(float)
     if (q.size == 0 or not np.all(np.isfinite(q)) or not np.isclose(q[0], 1)
             or np.any(np.diff(q) > 1e-12) or np.any(q < 0)):
@@ -48,7 +51,7 @@ def _initial(initial, n, seed=None):
     # servers with >= i tasks: round(n q(i)), kept non-increasing
     cnt = np.minimum.accumulate(np.round(n * q).astype(np.int64))
     cnt[0] = n
-    X = np.zeros(n, np.int64)
+    X = np.zeros(n, np.int32)
     for i in range(1, cnt.size):
         X[:cnt[i]] = i
     if seed is not None:
@@ -75,11 +78,12 @@ def _seed(seed):
     return np.random.SeedSequence(int(seed)), int(seed)
 
 
-#: Bytes per server that ``simulate`` allocates besides the graph: the start
-#: state X, the packed records XA (16), the permutation P and the returned
-#: final queues, 8 bytes each (``simulate_general`` needs more: its heap and
-#: FIFO pool, so this is a floor for it).
-_BYTES_PER_SERVER = 40
+#: Bytes per server that ``simulate`` holds at its peak besides the graph:
+#: the packed records XA (16) with the permutation P (8) while it runs, XA
+#: with the returned final queues (8) after it (the int32 start state, 4, is
+#: freed before P is allocated; measured by tracemalloc at n = 10**7: 24.1).
+#: ``simulate_general`` needs more (its heap and FIFO pool): a floor for it.
+_BYTES_PER_SERVER = 24
 
 
 def _as_graph(graph):
@@ -126,13 +130,20 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
             raise ValueError(f"lam must be < 1 when burn_in > 0 (the system "
                              f"is unstable for lam >= 1), got lam={lam}; pass "
                              "allow_unstable=True for a transient run")
-        warnings.warn(f"lam={lam} >= 1: the system is unstable; the result is the "
-                      "transient over [0, t_end], with no stationary intervals "
-                      "(standard errors are nan)", RuntimeWarning, stacklevel=3)
+        _warn_unstable(lam, stacklevel=4)
     if batches is None:
         return lam, mu, t_end, burn_in
     V.integer(batches, "batches", lo=2)
     return lam, mu, t_end, burn_in
+
+
+def _warn_unstable(lam, stacklevel):
+    """The one warning of an unstable run (``lam >= 1``), for ``simulate``
+    and ``replicate`` alike; ``stacklevel`` as for ``warnings.warn``, counted
+    from this function."""
+    warnings.warn(f"lam={lam} >= 1: the system is unstable; the result is the "
+                  "transient over [0, t_end], with no stationary intervals "
+                  "(standard errors are nan)", RuntimeWarning, stacklevel=stacklevel)
 
 
 def _transient(result):
