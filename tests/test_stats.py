@@ -265,6 +265,13 @@ def test_burn_in_check_as_equivalence():
     assert two.equivalent.tolist() == [True, False] and "NOT" in two.report()
     with pytest.raises(ValueError, match="margin"):
         stats.burn_in_check(reps, replications=True, margin="half")
+    # the summaries a chapter prints: share of the margin used and resolvable
+    assert b.margin_used == pytest.approx(float(np.max(b.equivalence.achieved)) / 0.2) and b.margin_used < 1
+    assert two.margin_used > 1 and two.margin_used == pytest.approx(
+        float(np.max(two.equivalence.achieved / two.equivalence.margin)))
+    assert b.margin_resolvable == pytest.approx(float(np.max(b.equivalence.resolvable)) / 0.2)
+    assert b.one_sided_crit == pytest.approx(float(stats.t_quantile(1 - 0.05 / 1, 39)))
+    assert math.isnan(plain.margin_used) and math.isnan(plain.one_sided_crit)
 
 
 @pytest.mark.parametrize("call, match", [
