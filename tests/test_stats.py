@@ -265,6 +265,13 @@ def test_burn_in_check_as_equivalence():
     assert two.equivalent.tolist() == [True, False] and "NOT" in two.report()
     with pytest.raises(ValueError, match="margin"):
         stats.burn_in_check(reps, replications=True, margin="half")
+    # the summaries a chapter prints: share of the margin used and resolvable
+    assert b.margin_used == pytest.approx(float(np.max(b.equivalence.achieved)) / 0.2) and b.margin_used < 1
+    assert two.margin_used > 1 and two.margin_used == pytest.approx(
+        float(np.max(two.equivalence.achieved / two.equivalence.margin)))
+    assert b.margin_resolvable == pytest.approx(float(np.max(b.equivalence.resolvable)) / 0.2)
+    assert b.one_sided_crit == pytest.approx(float(stats.t_quantile(1 - 0.05 / 1, 39)))
+    assert math.isnan(plain.margin_used) and math.isnan(plain.one_sided_crit)
 
 
 @pytest.mark.parametrize("call, match", [
@@ -296,3 +303,14 @@ def test_type_errors():
         stats.replication_ci([1.0, 2.0], level="0.9")
     with pytest.raises(TypeError, match="dt"):
         stats.iat([1.0, 2.0, 3.0, 4.0], dt="1")
+
+
+def test_batch_means_and_slice_batches_share_one_warning_text():
+    # the same lag-1 condition reads the same whichever function reports it
+    y = ar1_paths(0.999, 20_000, 1, 6)[0]
+    pat = (r"^standard errors unreliable: .*largest lag-1 correlation of the \d+ batch means "
+           r"[0-9.]+ > [0-9.]+, the family-wise 0.01 critical value \(the batch means are still correlated\)")
+    with pytest.warns(RuntimeWarning, match=pat):
+        stats.batch_means(y, tau=5.0)
+    with pytest.warns(RuntimeWarning, match=pat):
+        stats.slice_batches(ar1_paths(0.999, 4000, 1, 22).T, 4000.0)   # its lag-1 test fails

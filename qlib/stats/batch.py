@@ -311,14 +311,24 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
     r1 = _lag1(b)
     thr, lag_ok = _lag1_test(r1, k, lag1_alpha, np.ptp(cols, axis=0) > 0)
     if check and not lag_ok:
-        warnings.warn(f"batch means are still correlated: lag-1 correlation "
-                      f"{float(r1.max()):.3f} > {thr:.3f} (the family-wise {lag1_alpha:g} "
-                      f"critical value for {k} batches); run longer or pass a larger tau",
-                      RuntimeWarning, stacklevel=2)
+        _warn_unreliable(float(np.max(np.asarray(r1)[np.ptp(cols, axis=0) > 0])), thr, k, lag1_alpha,
+                         "", "Run longer or pass a larger tau.", stacklevel=2)
     sq = (lambda v: v[0]) if a.ndim == 1 else (lambda v: v)
     return BatchMeans(sq(mean), sq(se), sq(hw), k - 1, level, k, per * dt,
                       sq(taus), sq(r1), t_max, thr, bool(lag_ok and k >= min_batches
                                                          and per * dt >= batch_factor * t_max * (1 - 1e-9)))
+
+
+def _warn_unreliable(lag1, thr, k, alpha, reason, advice, stacklevel):
+    """The one warning text for unreliable batch-means errors (``batch_means`` and ``slice_batches``).
+
+    ``reason`` (may be empty) says why besides the lag-1 test; the lag-1
+    part is the same sentence whichever function warns.
+    """
+    corr = " (the batch means are still correlated)" if lag1 > thr else ""
+    warnings.warn(f"standard errors unreliable: {reason}largest lag-1 correlation of the {k} batch "
+                  f"means {lag1:.3f} {'>' if lag1 > thr else '<='} {thr:.3f}, the family-wise "
+                  f"{alpha:g} critical value{corr}. {advice}", RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def _lag1_test(r1, k, alpha, tested):
@@ -445,11 +455,9 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
     thr, lag_ok = _lag1_test(r1, k, lag1_alpha, tested)
     reliable = bool(per * dt >= 20 * L * (1 - 1e-9) and k >= 10 and lag_ok)
     if warn and not reliable:
-        warnings.warn(
-            f"standard errors unreliable: the window of {window:.4g} time units holds "
-            f"{window / L:.3g} correlation lengths (L = {L:.4g}); 10 decorrelated batches "
-            f"need about {200 * L:.4g} (largest lag-1 correlation of the batch means "
-            f"{lag1:.2f}, family-wise {lag1_alpha:g} critical value {thr:.2f}). Run longer "
-            f"(t_end − burn_in >= {200 * L:.4g}) or use independent replications "
-            "(replicate)", RuntimeWarning, stacklevel=stacklevel + 1)
+        _warn_unreliable(lag1, thr, k, lag1_alpha,
+                         f"the window of {window:.4g} time units holds {window / L:.3g} correlation "
+                         f"lengths (L = {L:.4g}), 10 decorrelated batches need about {200 * L:.4g}; ",
+                         f"Run longer (t_end − burn_in >= {200 * L:.4g}) or use independent "
+                         "replications (replicate).", stacklevel=stacklevel + 1)
     return SliceBatches(starts, per, k, per * dt, L, lag1, thr, reliable)

@@ -61,6 +61,31 @@ class BurnIn:
     equivalent: object = None
     equivalence: object = None
 
+    @property
+    def margin_used(self):
+        """Largest share of its margin that a column's equivalence bound uses
+        (``max |bound| / margin``; below 1 iff passed); ``nan`` without a margin."""
+        if self.equivalence is None:
+            return float("nan")
+        e = self.equivalence
+        return float(np.max(np.atleast_1d(e.achieved) / np.atleast_1d(e.margin)))
+
+    @property
+    def margin_resolvable(self):
+        """Largest share of its margin that the test resolves with 80 % power
+        (``max resolvable / margin``; well below 1: the test was not bound to
+        fail); ``nan`` without a margin."""
+        if self.equivalence is None:
+            return float("nan")
+        e = self.equivalence
+        return float(np.max(np.atleast_1d(e.resolvable) / np.atleast_1d(e.margin)))
+
+    @property
+    def one_sided_crit(self):
+        """One-sided critical value of the equivalence test (largest over the
+        columns); ``nan`` without a margin."""
+        return float("nan") if self.equivalence is None else float(np.max(self.equivalence.crit))
+
     def report(self, name="burn-in"):
         """One line to print next to the check."""
         d = np.atleast_1d(self.diff)
