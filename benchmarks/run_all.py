@@ -1,10 +1,17 @@
 """Run every benchmark (``make bench``); write ``results.json`` and ``results.png``.
 
-* ``bench_fluid.py`` (the fluid ODE), ``bench_simulate.py`` (the simulator) and
-  ``bench_heavy_traffic.py`` (the complete-graph model; skipped if absent) run
-  as subprocesses: their output is shown and their exit status and CPU time
-  recorded (``bench_simulate.py`` may write ``simulate_results.json``, which is
-  copied into ``results.json``);
+* ``bench_fluid.py`` (the fluid ODE), ``bench_simulate.py`` (the simulator),
+  ``bench_heavy_traffic.py`` (the complete-graph model; skipped if absent)
+  and the scripts whose stored results the chapters read
+  (``bench_refined.py``, ``bench_occupancy_adaptive.py``: finite_n;
+  ``bench_ht_constants.py`` in its four modes and
+  ``bench_ht_alternatives.py``: Part II) run as subprocesses: their output is
+  shown and their exit status and CPU time recorded (``bench_simulate.py``
+  may write ``simulate_results.json``, which is copied into
+  ``results.json``). The Part II scripts keep the exact-chain entries they
+  find (delete a file to recompute it; ``bench_ht_alternatives.py``
+  recomputes entries it recognises as stale) and recompute the rest, which
+  takes hours at the largest ``n``;
 * ``bench_peers.py`` is imported and run in this process: the agreement checks
   against SimPy, Ciw and plain Python, events per CPU second of every engine,
   the ratios to qlib measured in this run, qlib's cost per event across ``n``
@@ -30,7 +37,11 @@ ROOT = HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 from benchmarks.plots import COLOURS, plot, speed_panels  # noqa: E402,F401  (chapters import them from here)
-SCRIPTS = ["bench_fluid.py", "bench_simulate.py", "bench_heavy_traffic.py"]
+SCRIPTS = ["bench_fluid.py", "bench_simulate.py", "bench_heavy_traffic.py",
+           "bench_refined.py", "bench_occupancy_adaptive.py",
+           "bench_ht_constants.py chain", "bench_ht_constants.py grid",
+           "bench_ht_constants.py tight", "bench_ht_constants.py paths",
+           "bench_ht_alternatives.py"]   # "script [arguments]"
 
 
 def machine():
@@ -84,14 +95,15 @@ def versions():
 
 
 def run_script(name):
-    path = HERE / name
+    script, *args = name.split()
+    path = HERE / script
     if not path.exists():
         print(f"== {name}: not present, skipped", flush=True)
         return dict(status="missing")
     print(f"== {name}", flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.perf_counter()
-    p = subprocess.run([sys.executable, str(path)], cwd=ROOT,
+    p = subprocess.run([sys.executable, str(path), *args], cwd=ROOT,
                        capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     sys.stdout.write(p.stdout)

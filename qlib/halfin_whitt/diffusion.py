@@ -7,7 +7,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
-from qlib.halfin_whitt._common import _check_beta, _check_pos, _check_times, _check_x0, _mean_se, _seed32, _seed_record
+from qlib.halfin_whitt._common import _check_beta, _check_pos, _check_times, _check_x0, _seed32, _seed_record
 
 __all__ = ['reflected_ou', 'OUResult', 'reflected_ou_crn', 'OUCRN', 'ou_halving']
 
@@ -16,13 +16,16 @@ __all__ = ['reflected_ou', 'OUResult', 'reflected_ou_crn', 'OUCRN', 'ou_halving'
 
 @numba.njit(cache=True)
 def _ou_kernel(seed, beta, x1, x2, nsteps, dt, burn_steps, every, nrec, bridge,
-               nbatch, force):
+               nslice, force):
+    # acc[j] sums X_1, X_2 over slice j of the window: the steps k with
+    # (k − burn_steps)·nslice // m == j (m steps; slice sizes differ by <= 1)
     np.random.seed(seed)
     path = np.zeros((nrec, 3))
     sig = math.sqrt(2.0 * dt)
     u = 0.0
-    acc = np.zeros((nbatch, 2))
-    per = (nsteps - burn_steps) // nbatch
+    acc = np.zeros((nslice, 2))
+    cnt = np.zeros(nslice)
+    m = nsteps - burn_steps
     irec = 0
     for k in range(nsteps + 1):
         if irec < nrec and k % every == 0:
@@ -33,10 +36,10 @@ def _ou_kernel(seed, beta, x1, x2, nsteps, dt, burn_steps, every, nrec, bridge,
         if k == nsteps:
             break
         if k >= burn_steps:
-            b = (k - burn_steps) // per if per > 0 else 0
-            if b < nbatch:
-                acc[b, 0] += x1
-                acc[b, 1] += x2
+            b = ((k - burn_steps) * nslice) // m
+            acc[b, 0] += x1
+            acc[b, 1] += x2
+            cnt[b] += 1.0
         drift = -beta - (x1 - x2)
         w = drift * dt + sig * np.random.standard_normal()
         if bridge:
@@ -55,7 +58,7 @@ def _ou_kernel(seed, beta, x1, x2, nsteps, dt, burn_steps, every, nrec, bridge,
         x2 = x2 + du - (x2 - x3) * dt
         x1 = x1 + w - du
         u += du
-    return path, acc, per
+    return path, acc, cnt
 
 
 def _ou_forcing(forcing, nsteps, dt):
@@ -80,8 +83,17 @@ class OUResult:
     """Result of :func:`~qlib.halfin_whitt.diffusion.reflected_ou`.
 
     ``times, x1, x2, u``: the path on the grid (``u`` = the pushing process
-    ``U``).  ``mean_x1, mean_x2`` (and ``*_se``, batch means): step averages
-    over ``[burn_in, t_end]``.
+    ``U``).  ``mean_x1, mean_x2``: step averages over ``[burn_in, t_end]``;
+    ``*_se``: their batch-means standard errors.
+
+    Batch diagnostics, as in :class:`~qlib.halfin_whitt.simulate.JSQResult`:
+    ``batches`` (the number ``k`` of batches behind the standard errors),
+    ``batch_length`` (time units), ``corr_length`` (the correlation length
+    ``L`` measured on the run; ``nan`` with a fixed ``batches``),
+    ``batch_lag1`` (the larger lag-1 correlation of the batch means of
+    ``X_1`` and ``X_2``) and ``se_reliable`` (at least 10 batches of at
+    least ``20 L`` and the family-wise lag-1 test passed; always True with a
+    fixed ``batches``, which is not checked).
     """
 
     beta: float
@@ -98,10 +110,15 @@ class OUResult:
     mean_x2: float
     mean_x2_se: float
     seed: object
+    batches: int = 0
+    batch_length: float = float("nan")
+    corr_length: float = float("nan")
+    batch_lag1: float = float("nan")
+    se_reliable: bool = True
 
 
 def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
-                 scheme="bridge", batches=20, forcing=None):
+                 scheme="bridge", batches=None, forcing=None):
     """Simulate the reflected OU limit of JSQ in the Halfin–Whitt regime.
 
     ``dX_1 = √2 dB − β dt − (X_1 − X_2) dt − dU``, ``X_1 ≤ 0``,
@@ -127,8 +144,19 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
         (the discrete Skorokhod map); ``"bridge"``: the same, but the push
         ``dU`` is the exact one of the step's frozen-drift Brownian motion,
         through the law of its maximum given its endpoint.
-    batches : int
-        Batches for the standard errors.
+    batches : int, optional
+        Default ``None``: the automatic rule of
+        :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`
+        (the one :func:`~qlib.halfin_whitt.simulate.simulate_jsq` uses): the
+        window is cut into ``min(4000, steps)`` slices, the correlation
+        length ``L`` is measured on the slice averages of ``X_1`` and
+        ``X_2``, and 10 to 20 batches of at least ``20 L`` carry the
+        standard errors (the oldest rest of slices left out of the batches,
+        not of the means).  When the run is too short for that,
+        ``se_reliable`` is False, and with ``record_dt=0`` (a run made for
+        its averages) a ``RuntimeWarning`` says so; a run that records its
+        path is not warned about errors it was not asked for.  An int
+        ``>= 2`` forces that many (nearly) equal batches, unchecked.
     forcing : None, float or callable, optional
         The deterministic forcing ``X_3(t)`` of ``X_2``: the scaled number of
         queues of length three, which in the limit of Eschenfeldt and
@@ -160,9 +188,13 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
         raise ValueError(f"scheme must be 'bridge' or 'projected', got {scheme!r}")
     nsteps = int(round(t_end / dt))
     burn_steps = int(round(burn_in / dt))
-    if isinstance(batches, bool) or not isinstance(batches, numbers.Integral) \
-            or batches < 2 or nsteps - burn_steps < batches:
-        raise ValueError(f"batches must be an integer in [2, steps after burn-in], got {batches!r}")
+    if batches is not None and (isinstance(batches, bool) or not isinstance(batches, numbers.Integral)):
+        raise TypeError(f"batches must be None or an integer >= 2, got {batches!r}")
+    lo = 4 if batches is None else batches
+    if (batches is not None and batches < 2) or nsteps - burn_steps < lo:
+        raise ValueError(f"batches must be None or an integer in [2, steps after burn-in], and "
+                         f"the window must hold at least {lo} steps; got batches={batches!r} "
+                         f"with {nsteps - burn_steps} steps")
     if record_dt is None:
         every = 1
         nrec = nsteps + 1
@@ -176,17 +208,36 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
         nrec = nsteps // every + 1
     force = _ou_forcing(forcing, nsteps, dt)
     seed32, entropy = _seed32(seed)
-    path, acc, per = _ou_kernel(seed32, beta, x1, x2, nsteps, dt, burn_steps, every,
-                                nrec, scheme == "bridge", int(batches), force)
-    m1 = _mean_se(acc[:, 0] / per)
-    m2 = _mean_se(acc[:, 1] / per)
+    m = nsteps - burn_steps
+    nslice = min(_OU_FINE, m) if batches is None else int(batches)
+    path, acc, cnt = _ou_kernel(seed32, beta, x1, x2, nsteps, dt, burn_steps, every,
+                                nrec, scheme == "bridge", nslice, force)
+    bf = _ou_batch_fields(acc, cnt, m * dt, batches, warn=(nrec == 0))
     return OUResult(
         beta=beta, dt=dt, t_end=nsteps * dt, burn_in=burn_steps * dt, scheme=scheme,
         times=np.arange(nrec) * every * dt if nrec else None,
         x1=path[:, 0].copy() if nrec else None, x2=path[:, 1].copy() if nrec else None,
         u=path[:, 2].copy() if nrec else None,
-        mean_x1=m1[0], mean_x1_se=m1[1], mean_x2=m2[0], mean_x2_se=m2[1],
-        seed=_seed_record(seed, entropy))
+        seed=_seed_record(seed, entropy), **bf)
+
+
+_OU_FINE = 4000   # slices of reflected_ou's window (batch means group them)
+
+
+def _ou_batch_fields(acc, cnt, window, batches, warn):
+    """Means, batch-means standard errors and batch diagnostics of
+    :func:`~qlib.halfin_whitt.diffusion.reflected_ou` from the kernel's per-slice sums ``acc``
+    (shape ``(nslice, 2)``) over ``cnt`` steps each."""
+    from qlib import stats
+    x = acc / cnt[:, None]                          # per-slice averages
+    sb = stats.slice_batches(x, window, batches=batches, warn=warn, stacklevel=3)
+    xb = sb.sums(acc) / sb.sums(cnt)[:, None]       # batch means (slices differ by <= 1 step)
+    se = xb.std(axis=0, ddof=1) / math.sqrt(sb.n_batches)
+    mean = acc.sum(axis=0) / cnt.sum()
+    return dict(mean_x1=float(mean[0]), mean_x1_se=float(se[0]), mean_x2=float(mean[1]),
+                mean_x2_se=float(se[1]), batches=int(sb.n_batches),
+                batch_length=float(sb.batch_length), corr_length=float(sb.corr_length),
+                batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable))
 
 
 @numba.njit(cache=True)

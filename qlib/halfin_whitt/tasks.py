@@ -71,6 +71,7 @@ def _heap_pop(ht, hs, size):
 
 @numba.njit(cache=True)
 def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
+    # nbatch equal slices of the window; the Python layer groups them into batches
     np.random.seed(seed)
     # order: servers sorted by queue length; start[k]: first index of length k
     X = X0.copy()
@@ -353,8 +354,26 @@ def _check_int(name, x, lo):
     return V.integer(x, name, lo=lo)
 
 
+_TASKS_FINE = 4000   # slices of simulate_tasks' window (batch means group them)
+
+
+def _tasks_batches(tk, ti, window, batches):
+    """The batches of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`: :func:`qlib.stats.slice_batches
+    <qlib.stats.batch.slice_batches>` on the slice time averages ``ti`` and the
+    linearised residuals of the task ratios in ``tk`` (with an int
+    ``batches``, every slice is a batch)."""
+    from qlib import stats
+    nf = ti.shape[0]
+    a = tk[:, 0]
+    A = a.sum()
+    ratios = tk[:, 1:4].sum(axis=0) / A if A > 0 else np.zeros(3)
+    lin = tk[:, 1:4] - a[:, None] * ratios          # waiting, Σ wait, Σ response
+    return stats.slice_batches(np.column_stack([ti / (window / nf), lin]), window,
+                               batches=batches, stacklevel=3)
+
+
 def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
-                   batches=20, max_waits=1_000_000, levels=32):
+                   batches=None, max_waits=1_000_000, levels=32):
     """Follow every task of JSQ on ``n`` servers with per-server FIFO queues.
 
     Exact event-driven simulation: Poisson arrivals of rate
@@ -379,8 +398,21 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     initial : array_like of int, optional
         Initial occupancy counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``
         (server ``j`` starts with ``#{i : Q_i > j}`` tasks); ``None``: empty.
-    batches : int
-        Number of equal batches of the window (``>= 2``).
+    batches : int, optional
+        Default ``None``: the automatic rule of
+        :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`
+        (the one :func:`~qlib.halfin_whitt.simulate.simulate_jsq` uses): the
+        window is cut into 4000 slices, the correlation length ``L`` is
+        measured on the slice averages of ``N``, ``N − Q_1``,
+        ``1{Q_1 = n}``, ``Q_2``, ``Q_3`` and on the linearised residuals of
+        the three task ratios (waiting arrivals, Σ wait and Σ response
+        against arrivals), and ``batch_tasks``, ``batch_time`` hold 10 to 20
+        batches of at least ``20 L`` (the oldest rest of slices, fewer than
+        20 of 4000, is left out of the batches, not of the means).  A
+        ``RuntimeWarning`` says when the window is too short for that.  An
+        int ``>= 2`` forces that many equal batches, unchecked (use it when
+        the batches are only a time grid, e.g. for a burn-in check over
+        independent replications).
     max_waits : int
         At most this many waiting tasks are recorded one by one.
     levels : int
@@ -407,7 +439,8 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     n = _check_n(n)
     beta = _check_beta(beta, n)
     t_end, burn_in = _check_times(t_end, burn_in)
-    batches = _check_int("batches", batches, 2)
+    if batches is not None:
+        batches = _check_int("batches", batches, 2)
     max_waits = _check_int("max_waits", max_waits, 0)
     levels = _check_int("levels", levels, 2)
     V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
@@ -426,15 +459,18 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     seed32, entropy = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
+    nslice = _TASKS_FINE if batches is None else batches
     tk, ti, rec, events, overflow, X = _tasks_kernel(
-        seed32, n, lam, t_end, burn_in, X0, levels + 1, batches, max_waits)
+        seed32, n, lam, t_end, burn_in, X0, levels + 1, nslice, max_waits)
     wall = time.perf_counter() - w0
     if overflow:
         raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
-    blen = (t_end - burn_in) / batches
     arr, wt = tk[:, 0].sum(), tk[:, 1].sum()
     nan = float("nan")
-    tavg = ti.sum(axis=0) / (t_end - burn_in)
+    window = t_end - burn_in
+    tavg = ti.sum(axis=0) / window
+    sb = _tasks_batches(tk, ti, window, batches)
+    blen = float(sb.batch_length)
     return TasksResult(
         n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
         arrivals=int(arr), waiting=int(wt),
@@ -444,7 +480,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         mean_wait_given_wait=float(tk[:, 2].sum() / wt) if wt else nan,
         mean_tasks=float(tavg[0]), mean_waiting=float(tavg[1]), p_full=float(tavg[2]),
         mean_q2=float(tavg[3]), mean_q3=float(tavg[4]),
-        batch_tasks=tk, batch_time=ti, batch_length=blen,
+        batch_tasks=sb.sums(tk), batch_time=sb.sums(ti), batch_length=blen,
         wait_arrival=rec[:, 0].copy(), wait_ahead=rec[:, 1].astype(np.int64),
         wait_time=rec[:, 2].copy(), wait_response=rec[:, 3].copy(),
         final=X, events=int(events), wall_time=wall, seed=_seed_record(seed, entropy))
