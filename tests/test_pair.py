@@ -6,6 +6,7 @@ servers against the pair approximation for ``d = 1``; the window code at
 ``L = 2`` against the pair code (different constructions of the same
 equations); rate balance ``q(1) = λ (1 − blocking)``.
 """
+import itertools
 import math
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from qlib import exact, graphs
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
-from qlib.meanfield.pair import PairResult, WindowResult, pair_approximation, ring_window
+from qlib.meanfield.pair import PairResult, WindowResult, _rates, pair_approximation, ring_window
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])
@@ -115,3 +116,39 @@ def test_results_are_frozen():
     assert isinstance(r, WindowResult)
     with pytest.raises(Exception):
         r.levels = 3
+
+
+def _win_prob(a, others):
+    """P(a queue in state a wins one arrival) against independent queues, by enumeration.
+
+    ``others`` lists laws (1-d arrays) of the other queues; ties split uniformly.
+    """
+    total = 0.0
+    for states in itertools.product(*[range(len(c)) for c in others]):
+        pr = np.prod([c[s] for c, s in zip(others, states)])
+        if pr and all(s >= a for s in states):
+            total += pr / (1 + sum(s == a for s in states))
+    return total
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_pair_rates_against_enumeration(d):
+    # d >= 3: the integral formula of _rates (Gauss-Legendre in t) against a direct
+    # enumeration of the other neighbours' states with explicit uniform tie breaking
+    rng = np.random.default_rng(d)
+    K1, lam = 4, 0.7
+    A = rng.random((K1, K1))
+    P = (A + A.T) / (A + A.T).sum()
+    p = P.sum(axis=1)
+    C = P / p[:, None]
+    nodes, weights = np.polynomial.legendre.leggauss(max(2, d // 2 + 2))
+    nodes, weights = (nodes + 1) / 2, weights / 2
+    r = _rates(P, lam, d, "pair", nodes, weights)
+    point = np.eye(K1)
+    for a in range(K1):
+        for b in range(K1):
+            r1 = _win_prob(a, [point[b]] + [C[a]] * (d - 1))          # arrival at u
+            r2 = _win_prob(a, [point[b]] + [C[b]] * (d - 1))          # arrival at v
+            r3 = (d - 1) * sum(C[a, y] * _win_prob(a, [point[y]] + [C[y]] * (d - 1))
+                               for y in range(K1))                    # at u's other neighbours
+            assert r[a, b] == pytest.approx(lam * (r1 + r2 + r3), rel=1e-12, abs=1e-14)
