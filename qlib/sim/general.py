@@ -15,6 +15,25 @@ server, O(1) otherwise.  Arrivals and resampling epochs still form a Poisson
 stream of rate ``lam n + mu``; the next event is the earlier of its next
 epoch and the heap's root.
 
+Deterministic services need no heap.  Every service then lasts exactly 1,
+so a completion time is its start time plus 1; services start at event
+times, which never decrease, and rounding is monotone, so completion times
+are scheduled in non-decreasing order and the earliest pending one is the
+oldest.  A ring buffer of the pending ``(completion time, server)`` pairs,
+pushed at the tail and taken from the head, is then exactly the heap: O(1)
+per event, no sift, one sequential cache line per eight pairs.  The
+kernel takes this path whenever the law is deterministic.  It runs the same
+events at the same times and draws the same random numbers, so a seeded run
+returns the same results bit for bit as the heap (the tests compare them
+with the heap kernel).  The one freedom is the order of departures with the
+*same* completion time, which the model leaves open: the tasks present at
+time 0 that keep their servers busy finish together at times 1, 2, ..., and
+rounding can make two starts less than an ulp apart finish together
+(about 10^-9 per event).  Simultaneous departures change the state by the
+same total in any order, and no arrival comes between them, so every field
+of the result is the same; only ``response_times``, listed in order of
+departure, may list a group of simultaneous departures in another order.
+
 Response times: the mean is estimated on the arrival side, as in the
 exponential kernel, by the conditional expectation given the state: a task
 joining a server with ``k >= 1`` tasks has expected response time
@@ -40,14 +59,14 @@ import numpy as np
 from qlib.sim.kernel import EPOCH_MAX, _lookup
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.sim.rng import _step
-from qlib.sim.service import check_law, draw
+from qlib.sim.service import DET, check_law, draw
 from qlib import _validate as V
 from qlib.sim.start import _check_args, _grow, _initial, _seed
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
-_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED, _FREE, _NRESP = range(12)
-_NST = 12
+_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED, _FREE, _NRESP, _RH = range(13)
+_NST = 13
 
 
 # --------------------------------------------------------------- heap ----
@@ -108,16 +127,30 @@ def _sift_root(H, size, t, s):
     H[2 * (i + _OFF) + 1] = s
 
 
+@numba.njit(cache=True, inline="always")
+def _rpush(H, head, size, cap, t, s):
+    """Append (t, s) to the ring of ``size`` pairs from pair ``head`` on,
+    modulo ``cap``; returns the new size."""
+    i = head + size
+    if i >= cap:
+        i -= cap
+    H[2 * i] = t
+    H[2 * i + 1] = s
+    return size + 1
+
+
 # ------------------------------------------------------------- kernel ----
 @numba.njit(cache=True, nogil=True)
 def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
              slice_end, rec_dt, nrec, X, C, H, Q, P, A, rs, integ, last,
              rsum, rcnt, paths, cand, fs, st, epoch_max, lcode, lpar, record,
-             head, tail, nxt, tarr, resp):
+             head, tail, nxt, tarr, resp, fifo):
     """Advance to ``slice_end``.  Returns 0 there, 1 when a queue reached
     the top tracked level, 2 when the task pool is full, 3 when the
     response-time record is full (the caller grows the arrays and calls
-    again; the state is entirely in the arrays)."""
+    again; the state is entirely in the arrays).  With ``fifo`` (constant
+    service times) ``H`` holds a ring buffer of ``nb`` pairs from pair
+    ``st[_RH]`` on, modulo ``n + 1``, instead of the heap."""
     K = Q.shape[0] - 1
     epoch = st[_EPOCH]
     kc = st[_KC]
@@ -130,6 +163,10 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     irec = st[_IREC]
     free = st[_FREE]
     nresp = st[_NRESP]
+    # the earliest completion is the pair at index `root` of H: the heap's
+    # root, or the ring's head (ring capacity n + 1 pairs, >= the busy servers)
+    rcap = n + 1
+    root = st[_RH] if fifo else _OFF
     t = fs[0]
     s0 = rs[0]
     s1 = rs[1]
@@ -146,7 +183,10 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if X[s] > 0:
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
-                nb = _push(H, nb, t + S, s)
+                if fifo:
+                    nb = _rpush(H, root, nb, rcap, t + S, s)
+                else:
+                    nb = _push(H, nb, t + S, s)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         fs[1] = t - math.log(1.0 - u) / prate
         st[_STARTED] = 1
@@ -160,8 +200,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         nextb = t_end
     code = 0
     while True:
-        dep = nb > 0 and H[2 * _OFF] <= tp
-        tnext = H[2 * _OFF] if dep else tp
+        dep = nb > 0 and H[2 * root] <= tp
+        tnext = H[2 * root] if dep else tp
         stop = tnext >= slice_end
         tstop = slice_end if stop else tnext
         while irec < nrec and irec * rec_dt <= tstop:
@@ -185,7 +225,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         t = tnext
         events += 1
         if dep:
-            s = np.int64(H[2 * _OFF + 1])
+            s = np.int64(H[2 * root + 1])
             lv = X[s]
             integ[row, lv] += Q[lv] * (t - last[lv])
             last[lv] = t
@@ -201,7 +241,17 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 head[s] = nxt[f]
                 nxt[f] = free
                 free = f
-            if lv > 1:
+            if fifo:
+                # take the head; the server's next task (if any) goes to the tail
+                root += 1
+                if root == rcap:
+                    root = 0
+                nb -= 1
+                if lv > 1:
+                    S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+                    C[s] = t + S
+                    nb = _rpush(H, root, nb, rcap, t + S, s)
+            elif lv > 1:
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
                 _sift_root(H, nb, t + S, s)
@@ -267,7 +317,10 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 rsum[row] += 1.0
                 S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
                 C[s] = t + S
-                nb = _push(H, nb, t + S, s)
+                if fifo:
+                    nb = _rpush(H, root, nb, rcap, t + S, s)
+                else:
+                    nb = _push(H, nb, t + S, s)
             else:
                 rsum[row] += C[s] - t + bx
             rcnt[row] += 1
@@ -315,6 +368,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     st[_IREC] = irec
     st[_FREE] = free
     st[_NRESP] = nresp
+    st[_RH] = root if fifo else 0
     return code
 
 
@@ -399,6 +453,19 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     -------
     GeneralSimulationResult
     """
+    return _simulate_general(graph, lam, mu, t_end=t_end, burn_in=burn_in,
+                             seed=seed, levels=levels, record_dt=record_dt,
+                             initial=initial, progress=progress, batches=batches,
+                             service=service, record_response=record_response)
+
+
+def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
+                      levels=None, record_dt=None, initial=None, progress=False,
+                      batches=None, service, record_response=False, _fifo=None):
+    """:func:`simulate_general`; ``_fifo`` (tests and benchmarks only) forces
+    the ring buffer (True) or the heap (False) instead of choosing the ring
+    exactly when the law is deterministic.  The ring is exact only for
+    constant service times."""
     from qlib.sim.service import exponential
     law = check_law(service)
     if law is None:
@@ -424,6 +491,8 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     else:
         nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
+    # constant services finish in the order they start: a ring, not a heap
+    fifo = law.code == DET if _fifo is None else bool(_fifo)
     # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
     # for each width)
     indptr, indices = graph.indptr, graph.indices
@@ -469,7 +538,8 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                                 burn_in, nfine, slice_end, record_dt, nrec, X, C,
                                 H, Q, P, A, rs, integ, last, rsum, rcnt,
                                 paths, cand, fs, st, EPOCH_MAX, law.code,
-                                law.params, record, head, tail, nxt, tarr, resp)
+                                law.params, record, head, tail, nxt, tarr, resp,
+                                fifo)
                 if code == 0:
                     break
                 if code == 1:

@@ -1,0 +1,519 @@
+"""The general-service kernel as it was before issue 31 (commit a6c2cd9): the "before" baseline.
+
+A verbatim copy of ``qlib/sim/general.py`` at that commit (one 4-ary heap of
+completion times for every service law), below this paragraph.
+``bench_service.py`` times it in the same run as the kernel that replaced it,
+and ``tests/test_general_fifo.py`` checks that both return bitwise identical
+results.  Not used by qlib or by the book.
+
+Exact event-driven JSQ on a (resampled) graph with general service times.
+
+The model is that of :mod:`qlib.sim` (same graph, placement,
+resampling, tie-breaking and occupancy bookkeeping; the lazy permutation and
+the PRNG are imported from there), except that a task's service time is
+drawn from a :class:`qlib.sim.service.ServiceLaw` of mean 1 when it *starts*
+service, and each server serves its queue in FIFO order.
+
+Departures are no longer a Poisson stream, so they are scheduled: a
+(4-ary) min-heap holds one ``(completion time, server)`` pair per busy server.  Only
+the root is ever re-keyed (the next task of the departing server starts) or
+removed (the server empties), and a new busy server is pushed, so the heap
+needs no position index: O(log n) per departure and per arrival at an idle
+server, O(1) otherwise.  Arrivals and resampling epochs still form a Poisson
+stream of rate ``lam n + mu``; the next event is the earlier of its next
+epoch and the heap's root.
+
+Response times: the mean is estimated on the arrival side, as in the
+exponential kernel, by the conditional expectation given the state: a task
+joining a server with ``k >= 1`` tasks has expected response time
+``(C_s - t) + k`` (the residual of the task in service, which is known, plus
+``k`` fresh services of mean 1), and 1 at an idle server.  With
+``record_response=True`` every task also carries its arrival time through
+its server's FIFO (a linked list in a pool of slots), and the measured
+response time of every task that *leaves* in ``[burn_in, t_end]`` is
+returned.  Selecting tasks by departure, not by arrival, avoids the survivor
+bias of a window that would drop the long response times that have not ended
+by ``t_end``; in a stationary run the tasks leaving in a window have the
+law of the response time of a typical task.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from qlib.sim.kernel import EPOCH_MAX, _lookup
+from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.rng import _step
+from qlib.sim.service import check_law, draw
+from qlib import _validate as V
+from qlib.sim.start import _check_args, _grow, _initial, _seed
+
+__all__ = ["simulate_general", "GeneralSimulationResult"]
+
+_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED, _FREE, _NRESP = range(12)
+_NST = 12
+
+
+# --------------------------------------------------------------- heap ----
+# A 4-ary min-heap of (completion time, server) pairs, interleaved in one
+# float64 array (the server as an exact float): entry k lives in slots
+# 2(k + 3), 2(k + 3) + 1, so the four children 4k + 1..4k + 4 of entry k
+# fill the 64 bytes from slot 8(k + 1): one cache line per level.
+_OFF = 3
+
+
+@numba.njit(cache=True, inline="always")
+def _push(H, size, t, s):
+    i = size
+    while i > 0:
+        p = (i - 1) >> 2
+        tp = H[2 * (p + _OFF)]
+        if tp <= t:
+            break
+        H[2 * (i + _OFF)] = tp
+        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
+        i = p
+    H[2 * (i + _OFF)] = t
+    H[2 * (i + _OFF) + 1] = s
+    return size + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _sift_root(H, size, t, s):
+    """Put (t, s) at the root of a heap of ``size`` entries and restore the
+    heap order.  Bottom-up (Floyd): move the hole down along the smallest
+    children to a leaf, then sift (t, s) up from there; the new key (a
+    fresh completion time, late) usually stops near the bottom."""
+    i = 0
+    while True:
+        c = 4 * i + 1
+        if c >= size:
+            break
+        e = min(c + 4, size)
+        m = c
+        hm = H[2 * (c + _OFF)]
+        for j in range(c + 1, e):
+            hj = H[2 * (j + _OFF)]
+            if hj < hm:
+                hm = hj
+                m = j
+        H[2 * (i + _OFF)] = hm
+        H[2 * (i + _OFF) + 1] = H[2 * (m + _OFF) + 1]
+        i = m
+    while i > 0:
+        p = (i - 1) >> 2
+        tp = H[2 * (p + _OFF)]
+        if tp <= t:
+            break
+        H[2 * (i + _OFF)] = tp
+        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
+        i = p
+    H[2 * (i + _OFF)] = t
+    H[2 * (i + _OFF) + 1] = s
+
+
+# ------------------------------------------------------------- kernel ----
+@numba.njit(cache=True, nogil=True)
+def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
+             slice_end, rec_dt, nrec, X, C, H, Q, P, A, rs, integ, last,
+             rsum, rcnt, paths, cand, fs, st, epoch_max, lcode, lpar, record,
+             head, tail, nxt, tarr, resp):
+    """Advance to ``slice_end``.  Returns 0 there, 1 when a queue reached
+    the top tracked level, 2 when the task pool is full, 3 when the
+    response-time record is full (the caller grows the arrays and calls
+    again; the state is entirely in the arrays)."""
+    K = Q.shape[0] - 1
+    epoch = st[_EPOCH]
+    kc = st[_KC]
+    nb = st[_NB]
+    events = st[_EVENTS]
+    resamples = st[_RES]
+    arrivals = st[_ARR]
+    departures = st[_DEP]
+    batch = st[_BATCH]
+    irec = st[_IREC]
+    free = st[_FREE]
+    nresp = st[_NRESP]
+    t = fs[0]
+    s0 = rs[0]
+    s1 = rs[1]
+    s2 = rs[2]
+    s3 = rs[3]
+    lamn = lam * n
+    inv_lam = 1.0 / lam
+    blen = (t_end - burn_in) / nbatch
+    murate = 0.0 if mu_inf else mu
+    prate = lamn + murate
+    if st[_STARTED] == 0:
+        # tasks present at time 0 start service then
+        for s in range(n):
+            if X[s] > 0:
+                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+                C[s] = t + S
+                nb = _push(H, nb, t + S, s)
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        fs[1] = t - math.log(1.0 - u) / prate
+        st[_STARTED] = 1
+    tp = fs[1]
+    row = batch if batch >= 0 else nbatch
+    if batch < 0:
+        nextb = burn_in
+    elif batch < nbatch - 1:
+        nextb = burn_in + (batch + 1) * blen
+    else:
+        nextb = t_end
+    code = 0
+    while True:
+        dep = nb > 0 and H[2 * _OFF] <= tp
+        tnext = H[2 * _OFF] if dep else tp
+        stop = tnext >= slice_end
+        tstop = slice_end if stop else tnext
+        while irec < nrec and irec * rec_dt <= tstop:
+            for i in range(K + 1):
+                paths[irec, i] = Q[i] / n
+            irec += 1
+        while batch < nbatch and nextb <= tstop:
+            for i in range(K + 1):
+                integ[row, i] += Q[i] * (nextb - last[i])
+                last[i] = nextb
+            batch += 1
+            row = batch
+            if batch < nbatch - 1:
+                nextb = burn_in + (batch + 1) * blen
+            else:
+                nextb = t_end
+        if stop:
+            if slice_end >= t_end:
+                t = t_end
+            break
+        t = tnext
+        events += 1
+        if dep:
+            s = np.int64(H[2 * _OFF + 1])
+            lv = X[s]
+            integ[row, lv] += Q[lv] * (t - last[lv])
+            last[lv] = t
+            Q[lv] -= 1
+            X[s] = lv - 1
+            if record:
+                f = head[s]
+                if t >= burn_in and tarr[f] >= 0.0:
+                    resp[nresp] = t - tarr[f]
+                    nresp += 1
+                    if nresp == resp.shape[0]:
+                        code = 3
+                head[s] = nxt[f]
+                nxt[f] = free
+                free = f
+            if lv > 1:
+                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+                C[s] = t + S
+                _sift_root(H, nb, t + S, s)
+            else:
+                nb -= 1
+                if nb > 0:
+                    _sift_root(H, nb, H[2 * (nb + _OFF)], H[2 * (nb + _OFF) + 1])
+            departures += 1
+            if code:
+                break
+            continue
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        u *= prate
+        if u < lamn:
+            v = np.int64(u * inv_lam)
+            if v >= n:
+                v = n - 1
+            if mu_inf:
+                epoch += 1
+                kc = 0
+                resamples += 1
+                if epoch > epoch_max:
+                    P[:] = -1
+                    A[:] = -1
+                    epoch = 1
+            if epoch == 0:
+                s = v
+            else:
+                s, kc, s0, s1, s2, s3 = _lookup(v, epoch, P, A, kc, n,
+                                                s0, s1, s2, s3)
+            bx = X[s]
+            cand[0] = s
+            nt = 1
+            for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
+                w = np.int64(indices[p])
+                if epoch == 0:
+                    s = w
+                else:
+                    s, kc, s0, s1, s2, s3 = _lookup(w, epoch, P, A, kc, n,
+                                                    s0, s1, s2, s3)
+                x = X[s]
+                if x < bx:
+                    bx = x
+                    cand[0] = s
+                    nt = 1
+                elif x == bx:
+                    cand[nt] = s
+                    nt += 1
+            if nt == 1:
+                s = cand[0]
+            else:
+                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+                k = np.int64(u * nt)
+                if k >= nt:
+                    k = nt - 1
+                s = cand[k]
+            lv = bx + 1
+            integ[row, lv] += Q[lv] * (t - last[lv])
+            last[lv] = t
+            Q[lv] += 1
+            X[s] = lv
+            if bx == 0:
+                rsum[row] += 1.0
+                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+                C[s] = t + S
+                nb = _push(H, nb, t + S, s)
+            else:
+                rsum[row] += C[s] - t + bx
+            rcnt[row] += 1
+            if record:
+                f = free
+                free = nxt[f]
+                nxt[f] = -1
+                tarr[f] = t
+                if bx == 0:
+                    head[s] = f
+                else:
+                    nxt[tail[s]] = f
+                tail[s] = f
+                if free < 0:
+                    code = 2
+            arrivals += 1
+            if lv >= K:
+                code = 1
+        else:
+            epoch += 1
+            kc = 0
+            resamples += 1
+            if epoch > epoch_max:
+                P[:] = -1
+                A[:] = -1
+                epoch = 1
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        tp = t - math.log(1.0 - u) / prate
+        if code:
+            break
+    fs[0] = t
+    fs[1] = tp
+    rs[0] = s0
+    rs[1] = s1
+    rs[2] = s2
+    rs[3] = s3
+    st[_EPOCH] = epoch
+    st[_KC] = kc
+    st[_NB] = nb
+    st[_EVENTS] = events
+    st[_RES] = resamples
+    st[_ARR] = arrivals
+    st[_DEP] = departures
+    st[_BATCH] = batch
+    st[_IREC] = irec
+    st[_FREE] = free
+    st[_NRESP] = nresp
+    return code
+
+
+# ------------------------------------------------------------- result ----
+@dataclass(frozen=True)
+class GeneralSimulationResult(SimulationResult):
+    """A :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` with general services.
+
+    The inherited fields mean what they mean there, except that
+    ``mean_response_time`` is the arrival-side estimator ``(C_s - t) + k``
+    (residual of the task in service plus ``k`` mean services; 1 at an idle
+    server), which is unbiased for FIFO with services drawn at the start.
+
+    Attributes
+    ----------
+    service : qlib.service.ServiceLaw
+        The service law.
+    response_times : numpy.ndarray or None
+        With ``record_response=True``: measured response times of the tasks
+        that left in ``[burn_in, t_end]``, in order of departure (tasks
+        present at time 0, whose arrival times are unknown, excluded).
+    """
+
+    service: object = None
+    response_times: np.ndarray = None
+
+
+def _grow_pool(head, nxt, tarr, st):
+    cap = nxt.size
+    new = 2 * cap
+    nxt2 = np.empty(new, np.int64)
+    nxt2[:cap] = nxt
+    nxt2[cap:] = np.arange(cap + 1, new + 1)
+    nxt2[-1] = -1
+    tarr2 = np.zeros(new)
+    tarr2[:cap] = tarr
+    st[_FREE] = cap
+    return nxt2, tarr2
+
+
+def _pool(X, burn_in):
+    """Task pool holding the initial tasks (arrival time -1: never recorded)."""
+    n = X.size
+    tot = int(X.sum())
+    cap = max(2 * tot, 2 * n, 16)
+    head = np.full(n, -1, np.int64)
+    tail = np.full(n, -1, np.int64)
+    nxt = np.arange(1, cap + 1, dtype=np.int64)
+    nxt[-1] = -1
+    tarr = np.zeros(cap)
+    k = 0
+    for s in np.nonzero(X)[0]:
+        m = int(X[s])
+        idx = np.arange(k, k + m)
+        nxt[idx[:-1]] = idx[1:]
+        nxt[idx[-1]] = -1
+        tarr[idx] = -1.0
+        head[s], tail[s] = idx[0], idx[-1]
+        k += m
+    return head, tail, nxt, tarr, k
+
+
+def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
+                     levels=None, record_dt=None, initial=None, progress=False,
+                     batches=None, service, record_response=False):
+    """JSQ on a resampled graph with FIFO servers and general services.
+
+    Called by :func:`qlib.simulate <qlib.sim.run.simulate>` when ``service`` is a law (or when
+    ``record_response=True``); the parameters are those of
+    :func:`qlib.simulate <qlib.sim.run.simulate>`, plus
+
+    Parameters
+    ----------
+    service : qlib.service.ServiceLaw or None or "exp"
+        The service law (None/"exp": :func:`qlib.sim.service.exponential`).
+    record_response : bool
+        Also return the measured response time of every task leaving in
+        ``[burn_in, t_end]`` (memory: 8 bytes per such task, plus 16 per
+        task present).
+
+    Returns
+    -------
+    GeneralSimulationResult
+    """
+    from qlib.sim.service import exponential
+    law = check_law(service)
+    if law is None:
+        law = exponential()
+    if not isinstance(record_response, (bool, np.bool_)):
+        raise TypeError("record_response must be a bool")
+    record = bool(record_response)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches)
+    batches = None if batches is None else int(batches)
+    n = graph.n
+    ss, seed_out = _seed(seed)
+    X = _initial(initial, n, ss)
+    rs = ss.generate_state(4, np.uint64)
+    if not rs.any():
+        rs[0] = np.uint64(1)
+    xmax = int(X.max())
+    if levels is not None:
+        V.integer(levels, "levels", lo=1)
+    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+    if record_dt is not None:
+        record_dt = V.positive(record_dt, "record_dt")
+        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    else:
+        nrec, record_dt = 0, 1.0
+    mu_inf = bool(np.isinf(mu))
+    # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
+    # for each width)
+    indptr, indices = graph.indptr, graph.indices
+    maxdeg = int(np.diff(indptr).max()) if n else 0
+    Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
+    if record:
+        head, tail, nxt, tarr, used = _pool(X, burn_in)
+        resp = np.empty(max(1024, int(min(lam * n * (t_end - burn_in) * 1.1, 2**26))))
+    else:
+        head = tail = nxt = np.zeros(1, np.int64)
+        tarr = resp = np.zeros(1)
+        used = 0
+    X = X.astype(np.int32, copy=False)   # _initial's int32 start, no copy
+    C = np.zeros(n)
+    H = np.empty(2 * (n + _OFF + 1))
+    P = np.full(n, -1, np.int64)
+    A = np.full(n, -1, np.int64)
+    nfine = _FINE if batches is None else batches
+    integ = np.zeros((nfine + 1, K + 1))
+    last = np.zeros(K + 1)
+    rsum = np.zeros(nfine + 1)
+    rcnt = np.zeros(nfine + 1)
+    paths = np.zeros((nrec, K + 1))
+    cand = np.empty(maxdeg + 1, np.int64)
+    fs = np.zeros(2)
+    st = np.zeros(_NST, np.int64)
+    st[_BATCH] = -1
+    st[_FREE] = used if record and used < nxt.size else -1
+    if progress:
+        from tqdm.auto import tqdm
+        nslices = 100
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate n={n} ({law.name})")
+    else:
+        nslices, bar = 1, None
+    w0 = time.perf_counter()
+    try:
+        for j in range(1, nslices + 1):
+            slice_end = t_end if j == nslices else t_end * j / nslices
+            while True:
+                if record and st[_FREE] < 0:
+                    nxt, tarr = _grow_pool(head, nxt, tarr, st)
+                code = _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end,
+                                burn_in, nfine, slice_end, record_dt, nrec, X, C,
+                                H, Q, P, A, rs, integ, last, rsum, rcnt,
+                                paths, cand, fs, st, EPOCH_MAX, law.code,
+                                law.params, record, head, tail, nxt, tarr, resp)
+                if code == 0:
+                    break
+                if code == 1:
+                    K = 2 * K
+                    Q, integ = _grow(Q, K + 1), _grow(integ, K + 1)
+                    last, paths = _grow(last, K + 1), _grow(paths, K + 1)
+                elif code == 3:
+                    resp = np.concatenate([resp, np.empty(resp.size)])
+            if bar is not None:
+                bar.update(slice_end - bar.n)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - w0
+    return _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches,
+                   t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu, law,
+                   resp[:st[_NRESP]].copy() if record else None)
+
+
+def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
+            burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp):
+    """Time averages, batch-means errors and the result (as in simulate)."""
+    blen = (t_end - burn_in) / nfine
+    occ_f = integ[:nfine] / (n * blen)
+    occ = occ_f.mean(axis=0)
+    nz = np.nonzero(occ > 0)[0]
+    top = int(nz[-1]) + 2 if nz.size else 2
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
+    return GeneralSimulationResult(
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
+        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
+        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
+        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        service=law, response_times=resp, **fields)
