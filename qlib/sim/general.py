@@ -21,15 +21,15 @@ times, which never decrease, and rounding is monotone, so completion times
 are scheduled in non-decreasing order and the earliest pending one is the
 oldest.  A ring buffer of the pending ``(completion time, server)`` pairs,
 pushed at the tail and taken from the head, is then exactly the heap: O(1)
-per event, no sift, one sequential cache line per eight pairs.  The
+per event, no sift, four pairs per cache line, read in order.  The
 kernel takes this path whenever the law is deterministic.  It runs the same
 events at the same times and draws the same random numbers, so a seeded run
 returns the same results bit for bit as the heap (the tests compare them
 with the heap kernel).  The one freedom is the order of departures with the
 *same* completion time, which the model leaves open: the tasks present at
 time 0 that keep their servers busy finish together at times 1, 2, ..., and
-rounding can make two starts less than an ulp apart finish together
-(about 10^-9 per event).  Simultaneous departures change the state by the
+rounding can, rarely, make two starts less than an ulp of the clock apart
+finish together.  Simultaneous departures change the state by the
 same total in any order, and no arrival comes between them, so every field
 of the result is the same; only ``response_times``, listed in order of
 departure, may list a group of simultaneous departures in another order.
