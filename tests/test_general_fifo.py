@@ -114,3 +114,17 @@ def test_ring_is_wrong_for_random_services():
     a = old.simulate_general(G, 0.85, 1.0, **kw)
     b = _simulate_general(G, 0.85, 1.0, _fifo=True, **kw)
     assert not np.array_equal(a.occupancy, b.occupancy)
+
+
+def test_ring_survives_pool_growth(monkeypatch):
+    # two M/D/1 queues near saturation: the task pool (16 slots) and the
+    # level array grow mid-run, and the ring resumes where it stopped
+    import qlib.sim.general as gen
+    grown = []
+    grow = gen._grow_pool
+    monkeypatch.setattr(gen, "_grow_pool", lambda *a: grown.append(1) or grow(*a))
+    kw = dict(t_end=300.0, burn_in=4.0, seed=1, service=sv.deterministic(), batches=4,
+              record_response=True)
+    ring = gen.simulate_general(g.empty(2), 0.97, 0.0, **kw)
+    assert grown and ring.levels > 16
+    _bitwise(old.simulate_general(g.empty(2), 0.97, 0.0, **kw), ring)
