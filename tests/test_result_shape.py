@@ -178,3 +178,20 @@ def test_adaptive_chain_stationary_jsq_transient_and_ou_have_error_bounds():
     assert np.array_equal(m.error_bounds["tail"], m.error_bound)
     o = ou_stationary(1.0, 0.25, levels=3)
     assert o.error_bounds is o.error and o.error_estimates is o.error
+
+
+def test_from_runs_gathers_runs_as_replicate_does():
+    g = graphs.ring(30)
+    rr = replicate(g, 0.8, 1.0, replications=4, seed=3, t_end=40.0, burn_in=10.0, batches=4)
+    again = type(rr).from_runs(rr.results, seed=rr.seed)
+    assert again.mean_response_time == rr.mean_response_time
+    assert np.array_equal(again.occupancy, rr.occupancy)
+    assert np.allclose(again.occupancy_ci, rr.occupancy_ci)
+    assert again.response_time_ci == pytest.approx(rr.response_time_ci)
+    assert rr.batch_response_times.shape == (4, 4)
+    assert np.allclose(rr.batch_response_times.mean(axis=1),
+                       [r.batch_response_time.mean() for r in rr.results])
+    with pytest.raises(ValueError, match="at least 2"):
+        type(rr).from_runs(rr.results[:1])
+    with pytest.raises(TypeError, match="SimulationResult"):
+        type(rr).from_runs([rr.results[0], "run"])

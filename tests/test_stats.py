@@ -314,3 +314,24 @@ def test_batch_means_and_slice_batches_share_one_warning_text():
         stats.batch_means(y, tau=5.0)
     with pytest.warns(RuntimeWarning, match=pat):
         stats.slice_batches(ar1_paths(0.999, 4000, 1, 22).T, 4000.0)   # its lag-1 test fails
+
+
+def test_burn_in_family_passes_flat_cells_and_fails_a_trend():
+    rng = np.random.default_rng(5)
+    flat = {k: rng.normal(2.0, 0.02, (10, 4)) for k in "abc"}
+    fam = stats.burn_in_family(flat, 0.05, relative=True)
+    assert fam.passed and len(fam) == 3 and fam.margin_used < 1
+    assert fam.used[fam.worst] == fam.margin_used
+    assert fam.margin_resolvable < 1 and "3 cells" in fam.report("x")
+    # the same margin per cell, absolute: 0.05 · 2
+    same = stats.burn_in_family(flat, {k: 0.1 for k in flat})
+    assert same.used == pytest.approx(fam.used, rel=1e-2)
+    trend = dict(flat, c=flat["c"] + np.array([0.3, 0.3, 0.0, 0.0]))   # first half high
+    bad = stats.burn_in_family(trend, 0.05, relative=True)
+    assert not bad.passed and bad.worst == "c" and bad.margin_used > 1
+    with pytest.raises(TypeError, match="halves"):
+        stats.burn_in_family([flat["a"]], 0.1)
+    with pytest.raises(ValueError, match="margin"):
+        stats.burn_in_family(flat, {"a": 0.1})
+    with pytest.raises(ValueError, match="margin"):
+        stats.burn_in_family(flat, -1.0)

@@ -1,7 +1,6 @@
 """replicate: independent replications of one model, in parallel threads, with Student-t intervals."""
 from __future__ import annotations
 
-import math
 import os
 import time
 import warnings
@@ -111,25 +110,8 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     finally:
         if bar is not None:
             bar.close()
-    results = list(results)
-    from scipy.stats import t as student_t
-    L = max(r.occupancy.size for r in results)
-    occ = np.zeros((R, L))
-    for k, r in enumerate(results):
-        occ[k, :r.occupancy.size] = r.occupancy
-    m = occ.mean(axis=0)
-    se = occ.std(axis=0, ddof=1) / math.sqrt(R)
-    tq = float(student_t.ppf(0.975, R - 1))
-    resp = np.array([r.mean_response_time for r in results])
-    rm = float(resp.mean())
-    rse = float(resp.std(ddof=1) / math.sqrt(R))
-    return ReplicationResult(
-        occupancy=m, occupancy_se=se,
-        occupancy_ci=np.vstack([m - tq * se, m + tq * se]),
-        mean_response_time=rm, response_time_se=rse,
-        response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
-        seed=seed_out, results=tuple(results),
-        wall_time=time.perf_counter() - w0)
+    return ReplicationResult.from_runs(results, seed=seed_out,
+                                       wall_time=time.perf_counter() - w0)
 
 
 # the keywords of simulate that the interleaved loop takes (anything else,

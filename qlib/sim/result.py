@@ -345,6 +345,61 @@ class ReplicationResult:
         """True: independent replications need no batch-length condition."""
         return True
 
+    @classmethod
+    def from_runs(cls, results, seed=None, wall_time=math.nan):
+        """Gather independent runs of :func:`~qlib.sim.run.simulate` into one result.
+
+        For runs made outside :func:`~qlib.sim.replicate.replicate` (each from
+        a start of its own, say); the runs must be independent.
+
+        Parameters
+        ----------
+        results : sequence of SimulationResult
+            At least two runs.
+        seed : optional
+            The root seed, recorded as ``seed``.
+        wall_time : float, optional
+            Seconds the runs took.
+
+        Returns
+        -------
+        ReplicationResult
+
+        Raises
+        ------
+        TypeError
+            If a run is not a :class:`~qlib.sim.result.SimulationResult`.
+        ValueError
+            If fewer than two runs are given.
+        """
+        results = tuple(results)
+        if len(results) < 2:
+            raise ValueError(f"results must hold at least 2 runs, got {len(results)}")
+        if not all(isinstance(r, SimulationResult) for r in results):
+            raise TypeError("results must be SimulationResult objects (runs of simulate)")
+        R = len(results)
+        occ = np.zeros((R, max(r.occupancy.size for r in results)))
+        for k, r in enumerate(results):
+            occ[k, :r.occupancy.size] = r.occupancy
+        m, se = occ.mean(axis=0), occ.std(axis=0, ddof=1) / math.sqrt(R)
+        tq = float(stats.t_quantile(0.975, R - 1))
+        resp = np.array([r.mean_response_time for r in results])
+        rm, rse = float(resp.mean()), float(resp.std(ddof=1) / math.sqrt(R))
+        return cls(occupancy=m, occupancy_se=se, occupancy_ci=np.vstack([m - tq * se, m + tq * se]),
+                   mean_response_time=rm, response_time_se=rse,
+                   response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
+                   seed=seed, results=results, wall_time=wall_time)
+
+    @property
+    def batch_response_times(self):
+        """Per-replication batch means of the response time, shape (replications, batches).
+
+        The input of a burn-in test across replications
+        (:func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>` with
+        ``replications=True``; :func:`~qlib.stats.burn_in.burn_in_family`).
+        """
+        return np.array([r.batch_response_time for r in self.results])
+
     def tail(self, levels=None):
         """Per-replication time-averaged occupancy ``q(i)``.
 

@@ -21,7 +21,8 @@ One home for the conventions of the book:
 * **Agreement is shown, not presumed**: an equivalence test (TOST,
   :func:`~qlib.stats.equivalence.equivalence`) declares ``|θ| < margin`` only when the data show it.
 * Burn-in is **tested, not guessed** (:func:`~qlib.stats.burn_in.burn_in_check`, with a
-  ``margin`` as an equivalence test).
+  ``margin`` as an equivalence test; :func:`~qlib.stats.burn_in.burn_in_family` for
+  every cell of a study).
 * Rates are fitted on log-log axes with weights and a standard error
   (:func:`~qlib.stats.fits.loglog_slope`).
 
@@ -49,9 +50,10 @@ from qlib.stats.equivalence import Equivalence, equivalence  # noqa: F401
 from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)
-from qlib.stats.burn_in import BurnIn, burn_in_check  # noqa: F401
+from qlib.stats.burn_in import BurnIn, BurnInFamily, burn_in_check, burn_in_family  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
            "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
-           "burn_in_check", "BurnIn", "t_quantile", "lag1_threshold", "critical_value",
+           "burn_in_check", "BurnIn", "burn_in_family", "BurnInFamily", "t_quantile",
+           "lag1_threshold", "critical_value",
            "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches"]

@@ -1,6 +1,9 @@
 """Burn-in tests: does the start still show in the measurement window?"""
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
+
 import numpy as np
 from dataclasses import dataclass
 from scipy import stats as _st
@@ -11,7 +14,7 @@ from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _sca
                                   replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
 
-__all__ = ['burn_in_check', 'BurnIn']
+__all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily']
 
 
 # ---------------------------------------------------------------- burn-in
@@ -218,3 +221,114 @@ def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
                   margin if eq is None or m > 1 else float(np.atleast_1d(margin)[0]),
                   None if eq is None else (eq.equivalent if m > 1 else bool(np.all(eq.equivalent))),
                   eq)
+
+
+# ---------------------------------------------------------------- a study's cells
+
+@dataclass(frozen=True)
+class BurnInFamily:
+    """Result of :func:`~qlib.stats.burn_in.burn_in_family`: every cell of a study burnt in?
+
+    Attributes
+    ----------
+    checks : dict
+        Cell key -> its :class:`~qlib.stats.burn_in.BurnIn` (with an equivalence margin).
+    used : dict
+        Cell key -> the share of its margin that its equivalence bound uses
+        (``max |bound| / margin``; below 1 iff the cell passes).
+    """
+
+    checks: dict
+    used: dict
+
+    @property
+    def passed(self):
+        """True when every cell is shown burnt in."""
+        return all(b.passed for b in self.checks.values())
+
+    @property
+    def worst(self):
+        """The key of the cell that uses most of its margin."""
+        return max(self.used, key=self.used.get)
+
+    @property
+    def margin_used(self):
+        """Largest share of its margin that a cell's bound uses."""
+        return max(self.used.values())
+
+    @property
+    def margin_resolvable(self):
+        """Largest share of its margin that a cell's test resolves with 80 % power."""
+        return max(b.margin_resolvable for b in self.checks.values())
+
+    def report(self, name="burn-in"):
+        """One line: the number of cells and the worst cell's check."""
+        return self.checks[self.worst].report(f"{name}, {len(self.checks)} cells; worst {self.worst}")
+
+    def __len__(self):
+        return len(self.checks)
+
+
+def burn_in_family(halves, margin, *, relative=False, level=0.95, method="iut"):
+    """Equivalence burn-in test of every cell of a study (:func:`~qlib.stats.burn_in.burn_in_check`).
+
+    Each cell holds independent replications of a windowed statistic
+    (shape ``(r, N)``: replication by batch of the window); the cell passes
+    when the data show that its first and second halves differ by less than
+    its margin. The claim of a study is that *all* its cells are burnt in,
+    so with ``method="iut"`` every cell is tested at ``level`` and the study
+    fails if any cell does (intersection–union: no multiplicity correction).
+
+    Parameters
+    ----------
+    halves : mapping
+        Cell key -> array_like of shape ``(r >= 2, N >= 2)``.
+    margin : float or mapping
+        Equivalence margin (``> 0``), one for all cells or one per key.
+    relative : bool, default False
+        Whether ``margin`` is relative to the cell's mean (``margin · mean``).
+    level : float, default 0.95
+        Level of each cell's test.
+    method : {"iut", "bonferroni"}
+        As for :func:`~qlib.stats.equivalence.equivalence`, over the columns of one cell.
+
+    Returns
+    -------
+    BurnInFamily
+        ``.passed``, ``.worst``, ``.margin_used``, ``.report(name)``.
+
+    Raises
+    ------
+    TypeError
+        If ``halves`` is not a mapping.
+    ValueError
+        If it is empty, or a margin is missing or not ``> 0``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> fam = burn_in_family({"a": rng.normal(1, 0.01, (10, 4))}, 0.05, relative=True)
+    >>> fam.passed, fam.worst
+    (True, 'a')
+    """
+    if not isinstance(halves, Mapping):
+        raise TypeError(f"halves must be a mapping of cell -> array, got {type(halves).__name__}")
+    if not halves:
+        raise ValueError("halves must hold at least one cell")
+    if not isinstance(relative, bool):
+        raise TypeError(f"relative must be True or False, got {relative!r}")
+    checks, used = {}, {}
+    for k, h in halves.items():
+        x = np.asarray(h, dtype=float)
+        if isinstance(margin, Mapping):
+            if k not in margin:
+                raise ValueError(f"margin has no entry for cell {k!r}")
+            mk = margin[k]
+        else:
+            mk = margin
+        if isinstance(mk, bool) or not isinstance(mk, numbers.Real) or not mk > 0:
+            raise ValueError(f"margin must be > 0, got {mk!r} for cell {k!r}")
+        mk = float(mk) * (abs(float(np.mean(x))) if relative else 1.0)
+        b = burn_in_check(x, replications=True, margin=mk, level=level, method=method)
+        checks[k], used[k] = b, b.margin_used
+    return BurnInFamily(checks, used)
