@@ -195,3 +195,20 @@ def test_from_runs_gathers_runs_as_replicate_does():
         type(rr).from_runs(rr.results[:1])
     with pytest.raises(TypeError, match="SimulationResult"):
         type(rr).from_runs([rr.results[0], "run"])
+
+
+def test_replication_queue_paths_sum_the_recorded_levels():
+    rr = replicate(graphs.ring(30), 0.7, 1.0, replications=3, seed=4, t_end=12.0, burn_in=2.0,
+                   record_dt=0.5)
+    full = rr.queue_paths()
+    late = rr.queue_paths(after=5.0)
+    r0 = rr.results[0]
+    assert full.shape == (3, r0.times.size)
+    np.testing.assert_array_equal(late[0], r0.paths[r0.times >= 5.0, 1:].sum(axis=1))
+    np.testing.assert_array_equal(rr.queue_paths(levels=[2])[1], rr.results[1].paths[:, 2])
+    assert np.all(rr.queue_paths(levels=[1, 99]) == rr.queue_paths(levels=[1]))   # unreached: 0
+    with pytest.raises(ValueError, match="levels"):
+        rr.queue_paths(levels=[0])
+    bare = replicate(graphs.ring(30), 0.7, 1.0, replications=2, seed=4, t_end=5.0)
+    with pytest.raises(ValueError, match="record_dt"):
+        bare.queue_paths()

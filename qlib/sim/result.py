@@ -425,3 +425,47 @@ class ReplicationResult:
     def tail_ci(self, levels=None, level=0.95):
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of :meth:`tail`'s columns."""
         return stats.replication_ci(self.tail(levels), level)
+
+    def queue_paths(self, after=0.0, levels=None):
+        """Per-replication recorded path of ``Σ_i q(t, i)`` from time ``after`` on.
+
+        The input of :func:`qlib.stats.burn_in_check
+        <qlib.stats.burn_in.burn_in_check>` with ``replications=True``.
+
+        Parameters
+        ----------
+        after : float, default 0
+            Keep the grid times ``t >= after`` (the burn-in, when the paths
+            were recorded from time 0).
+        levels : sequence of int, optional
+            The levels ``i >= 1`` summed; default all, so the sum is the mean
+            queue length per server. A level a run never reached counts 0.
+
+        Returns
+        -------
+        ndarray, shape (replications, grid points)
+
+        Raises
+        ------
+        ValueError
+            If the runs recorded no paths (``record_dt`` not given), the
+            replications' grids differ, or ``levels`` holds a level < 1.
+        """
+        if any(r.paths is None for r in self.results):
+            raise ValueError("queue_paths needs paths: run replicate with record_dt")
+        after = float(after)
+        lv = None if levels is None else np.atleast_1d(np.asarray(levels))
+        if lv is not None and (lv.ndim != 1 or lv.size == 0
+                               or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 1)):
+            raise ValueError(f"levels must be a non-empty sequence of ints >= 1, got {levels!r}")
+        out = []
+        for r in self.results:
+            p = r.paths[r.times >= after]
+            if lv is None:
+                out.append(p[:, 1:].sum(axis=1))
+            else:
+                p = np.pad(p, ((0, 0), (0, max(0, int(lv.max()) + 1 - p.shape[1]))))
+                out.append(p[:, lv].sum(axis=1))
+        if len({o.size for o in out}) != 1:
+            raise ValueError("the replications' recorded grids differ in length after `after`")
+        return np.array(out)
