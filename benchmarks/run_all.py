@@ -4,6 +4,7 @@
   ``bench_heavy_traffic.py`` (the complete-graph model; skipped if absent)
   and the scripts whose stored results the chapters read
   (``bench_refined.py``, ``bench_occupancy_adaptive.py``: finite_n;
+  ``bench_service.py``: the performance appendix's general-service column;
   ``bench_ht_constants.py`` in its four modes and
   ``bench_ht_alternatives.py``: Part II) run as subprocesses: their output is
   shown and their exit status and CPU time recorded (``bench_simulate.py``
@@ -38,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 from benchmarks.plots import COLOURS, plot, speed_panels  # noqa: E402,F401  (chapters import them from here)
 SCRIPTS = ["bench_fluid.py", "bench_simulate.py", "bench_heavy_traffic.py",
-           "bench_refined.py", "bench_occupancy_adaptive.py",
+           "bench_refined.py", "bench_occupancy_adaptive.py", "bench_service.py",
            "bench_ht_constants.py chain", "bench_ht_constants.py grid",
            "bench_ht_constants.py tight", "bench_ht_constants.py paths",
            "bench_ht_alternatives.py"]   # "script [arguments]"
