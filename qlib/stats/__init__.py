@@ -41,7 +41,8 @@ Modules: :mod:`qlib.stats.intervals` (Student-t intervals),
 critical values, replications needed), :mod:`qlib.stats.equivalence`
 (equivalence tests), :mod:`qlib.stats.fits` (log-log fits),
 :mod:`qlib.stats.batch` (correlation lengths and batch means),
-:mod:`qlib.stats.burn_in` (burn-in tests).
+:mod:`qlib.stats.burn_in` (burn-in tests), :mod:`qlib.stats.verdict`
+(one-line verdicts and a chapter's checks table).
 """
 from qlib.stats.intervals import ReplicationCI, replication_ci, t_quantile  # noqa: F401
 from qlib.stats.families import (Family, critical_value, detectable,  # noqa: F401
@@ -51,9 +52,11 @@ from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)
 from qlib.stats.burn_in import BurnIn, BurnInFamily, burn_in_check, burn_in_family  # noqa: F401
+from qlib.stats.verdict import Check, Checks, level_one_check  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
            "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
            "burn_in_check", "BurnIn", "burn_in_family", "BurnInFamily", "t_quantile",
            "lag1_threshold", "critical_value",
-           "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches"]
+           "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches",
+           "Check", "Checks", "level_one_check"]
