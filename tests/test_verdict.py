@@ -57,3 +57,33 @@ def test_level_one_check():
 def test_bad_kind():
     with pytest.raises(ValueError, match="kind"):
         Check("c", "vibes", 0.0, 1.0, 1.0, True)
+
+
+def test_leftover_bias_formula():
+    from qlib.stats import leftover_bias
+    import numpy as np
+    # the halves of a window over a·e^{-t/τ}: D and the bias, computed directly
+    a, tau, W = 1.0, 3.0, 4.0
+    mean = lambda s, e: a * tau * (np.exp(-s / tau) - np.exp(-e / tau)) / (e - s)  # noqa: E731
+    D, bias = mean(0, W / 2) - mean(W / 2, W), mean(0, W)
+    assert leftover_bias(D, W, tau) == pytest.approx(bias, rel=1e-12)
+    assert leftover_bias(1.0, 1000.0, 1.0) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="tau"):
+        leftover_bias(1.0, 1.0, 0.0)
+
+
+def test_sigma_upper_covers():
+    import numpy as np
+    from qlib.stats import sigma_upper
+    rng = np.random.default_rng(3)
+    s = rng.standard_normal((20000, 4)).std(axis=1, ddof=1)
+    assert np.mean(sigma_upper(s, 4, level=0.9) >= 1.0) == pytest.approx(0.9, abs=0.01)
+    with pytest.raises(ValueError, match="r_pilot"):
+        sigma_upper(1.0, 1)
+
+
+def test_replications_for_equivalence_resolves():
+    from qlib.stats import replications_for_equivalence, equivalence
+    r = replications_for_equivalence(2.0, 1.0)
+    res = lambda r: float(equivalence(0.0, 2.0 / r ** 0.5, r - 1, 1.0, method="iut").resolvable)  # noqa: E731
+    assert res(r) <= 1.0 < res(r - 1)

@@ -46,12 +46,13 @@ critical values, replications needed), :mod:`qlib.stats.equivalence`
 """
 from qlib.stats.intervals import ReplicationCI, replication_ci, t_quantile  # noqa: F401
 from qlib.stats.families import (Family, critical_value, detectable,  # noqa: F401
-                                 replications_needed, simultaneous)
-from qlib.stats.equivalence import Equivalence, equivalence  # noqa: F401
+                                 replications_needed, sigma_upper, simultaneous)
+from qlib.stats.equivalence import Equivalence, equivalence, replications_for_equivalence  # noqa: F401
 from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)
-from qlib.stats.burn_in import BurnIn, BurnInFamily, burn_in_check, burn_in_family  # noqa: F401
+from qlib.stats.burn_in import (BurnIn, BurnInFamily, burn_in_check, burn_in_family,  # noqa: F401
+                                leftover_bias)
 from qlib.stats.verdict import Check, Checks, level_one_check  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
@@ -59,4 +60,5 @@ __all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans"
            "burn_in_check", "BurnIn", "burn_in_family", "BurnInFamily", "t_quantile",
            "lag1_threshold", "critical_value",
            "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches",
-           "Check", "Checks", "level_one_check"]
+           "Check", "Checks", "level_one_check", "leftover_bias", "sigma_upper",
+           "replications_for_equivalence"]

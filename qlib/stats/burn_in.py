@@ -14,7 +14,7 @@ from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _sca
                                   replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
 
-__all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily']
+__all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily', 'leftover_bias']
 
 
 # ---------------------------------------------------------------- burn-in
@@ -332,3 +332,53 @@ def burn_in_family(halves, margin, *, relative=False, level=0.95, method="iut"):
         b = burn_in_check(x, replications=True, margin=mk, level=level, method=method)
         checks[k], used[k] = b, b.margin_used
     return BurnInFamily(checks, used)
+
+
+def leftover_bias(diff, window, tau):
+    """Bound on the bias a window mean keeps from an exponential transient, given its halves.
+
+    For a transient ``a·e^{−t/τ}`` over a measurement window of length ``W``
+    the first-minus-second-half difference ``D`` and the bias of the whole
+    window's mean ``b`` are tied by (``x = W/(2τ)``)
+
+    .. math:: b = D \\, \\frac{1 + e^{-x}}{2 (1 - e^{-x})},
+
+    never below ``D/2`` (reached only as ``τ/W → 0``), about ``D`` at
+    ``W = 2τ``, ``2D`` at ``W = τ`` and ``4D`` at ``W = τ/2``. A halves test
+    with margin ``m`` therefore bounds the leftover bias by
+    ``leftover_bias(m, W, τ)``, not by ``m/2``, unless the transient has
+    died out well inside the window. Where ``τ`` is not small against ``W``
+    bracket the answer from two starts instead.
+
+    Parameters
+    ----------
+    diff : float or array_like
+        Halves difference (or the margin it was shown within), ``>= 0``.
+    window : float
+        Length ``W`` of the measurement window, ``> 0``.
+    tau : float or array_like
+        Relaxation time ``τ`` of the transient (e.g. the integrated
+        autocorrelation time, :func:`~qlib.stats.batch.iat`), ``> 0``.
+
+    Returns
+    -------
+    float or ndarray
+        The bias bound, in the units of ``diff``.
+
+    Examples
+    --------
+    >>> round(float(leftover_bias(1.0, window=2.0, tau=1.0)), 3)   # W = 2τ
+    1.082
+    >>> round(float(leftover_bias(1.0, window=100.0, tau=1.0)), 3)  # transient long gone
+    0.5
+    """
+    d = np.asarray(diff, dtype=float)
+    t = np.asarray(tau, dtype=float)
+    if not (np.isfinite(window) and window > 0):
+        raise ValueError(f"window must be finite and > 0, got {window!r}")
+    if np.any(~(t > 0)):
+        raise ValueError(f"tau must be > 0, got {tau!r}")
+    if np.any(d < 0):
+        raise ValueError("diff must be >= 0 (pass the absolute halves difference or margin)")
+    e = np.exp(-float(window) / (2.0 * t))
+    return _scalar(d * (1.0 + e) / (2.0 * (1.0 - e)))

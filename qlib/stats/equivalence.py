@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import numbers
 import math
 import numpy as np
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from scipy import integrate, optimize, stats as _st
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
 
-__all__ = ['equivalence', 'Equivalence']
+__all__ = ['equivalence', 'Equivalence', 'replications_for_equivalence']
 
 
 # ---------------------------------------------------------------- equivalence
@@ -187,3 +188,59 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8, method="bonf
     return Equivalence(sc(est), sc(s), sc(d), sc(mar), sc(lo), sc(hi), sc(crit),
                        bool(eq) if eq.ndim == 0 else eq, sc(np.maximum(np.abs(lo), np.abs(hi))),
                        sc(res), m, level, method)
+
+
+def replications_for_equivalence(sigma, margin, *, m=1, level=0.95, power=0.8, method="iut",
+                                 r_max=10_000):
+    """Independent replications so that an equivalence family shows ``|θ| < margin``.
+
+    The counterpart of :func:`~qlib.stats.families.replications_needed` for
+    TOST: the smallest ``r >= 2`` whose *resolvable* margin (see
+    :func:`equivalence`) with ``se = σ/√r`` and ``df = r − 1`` is at most
+    ``margin``, i.e. the design shows equivalence with probability ``power``
+    when the true difference is 0. Size ``σ`` from a pilot's upper
+    confidence limit (:func:`~qlib.stats.families.sigma_upper`), not from the
+    pilot's ``s`` itself.
+
+    Parameters
+    ----------
+    sigma : float or array_like
+        Per-replication s.d. of the tested difference (``> 0``); for an array
+        the check that needs most replications decides.
+    margin : float or array_like
+        The equivalence margin(s), ``> 0``, fixed before the runs.
+    m : int, default 1
+        Checks in the family.
+    level, power : float
+        Family-wise level and power.
+    method : {"iut", "bonferroni"}
+        As in :func:`equivalence`.
+    r_max : int, default 10 000
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> replications_for_equivalence(1.0, 1.0)
+    11
+    """
+    level = _check_level(level)
+    power = _check_level(power, "power")
+    if method not in ("bonferroni", "iut"):
+        raise ValueError(f"method must be 'bonferroni' or 'iut', got {method!r}")
+    if isinstance(m, bool) or not (isinstance(m, numbers.Integral) and m >= 1):
+        raise ValueError(f"m must be an integer >= 1, got {m!r}")
+    s, mar = np.broadcast_arrays(np.asarray(sigma, dtype=float), np.asarray(margin, dtype=float))
+    if s.size == 0 or np.any(~(s > 0)) or not np.all(np.isfinite(s)):
+        raise ValueError("sigma must be finite and > 0")
+    if np.any(~(mar > 0)):
+        raise ValueError(f"margin must be > 0, got {margin!r}")
+    need = float(np.max(s / mar))
+    mb = int(m) if method == "bonferroni" else 1
+    for r in range(2, int(r_max) + 1):
+        if _equiv_factor(float(r - 1), mb, level, power) / math.sqrt(r) <= 1.0 / need:
+            return r
+    raise ValueError(f"r_max = {r_max} replications do not resolve the margin: "
+                     f"resolvable at r_max is {need * _equiv_factor(float(r_max - 1), mb, level, power) / math.sqrt(r_max):.3g} × margin")
