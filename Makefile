@@ -17,8 +17,18 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --no-deps -e .
 	touch $(STAMP)
 
+# jupyter-cache keys on a cell's source only, so the inputs every chapter
+# reads (qlib, the pinned packages, the stored benchmark results) are hashed
+# too: when they change, the cache and Sphinx's environment are cleared and
+# every chapter re-executes; otherwise only edited chapters do.
+INPUTS_HASH = $(shell cat requirements.txt $$(find qlib benchmarks -name '*.py' -o -name '*.json' | LC_ALL=C sort) 2>/dev/null | sha256sum | cut -c1-16)
+
 book: $(STAMP)
+	@if [ "$$(cat _build/.inputs-hash 2>/dev/null)" != "$(INPUTS_HASH)" ]; then \
+	  echo "qlib, requirements or stored results changed: every chapter re-executes"; \
+	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; fi
 	$(BIN)/jupyter-book build .
+	@echo "$(INPUTS_HASH)" > _build/.inputs-hash
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
