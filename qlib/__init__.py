@@ -25,7 +25,7 @@ The module paths of earlier releases (``qlib.fluid``, ``qlib.heavy_traffic``,
 ``DeprecationWarning``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from qlib import stats  # noqa: E402
 from qlib.meanfield.degrees import DegreeDistribution  # noqa: E402
