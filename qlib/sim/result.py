@@ -241,7 +241,7 @@ def _batch_series(occ_f):
     return np.column_stack([occ_f[:, cols], occ_f[:, 1:].sum(axis=1)]) if cols else occ_f[:, :1]
 
 
-def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
+def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=True):
     """The batch-means fields of a :class:`~qlib.sim.result.SimulationResult` (s.e., Student-t
     intervals, batch series and their diagnostics) from the fine slices of a
     run: ``occ_f`` (time averages of the occupancy per slice), ``rsum`` and
@@ -250,8 +250,9 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` on ``_batch_series``
     (the rules shared with ``simulate_jsq``); it warns when the window is too
     short for 10 batches of 20 correlation lengths or the batch means stay
-    correlated (family-wise 1 % lag-1 test)."""
-    sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches, stacklevel=3)
+    correlated (family-wise 1 % lag-1 test), unless ``warn`` is False."""
+    sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches,
+                             warn=warn, stacklevel=3)
     occ_b = sb.means(occ_f[:nfine])
     k = sb.n_batches
     rs_b = sb.sums(rsum[:nfine])
