@@ -20,9 +20,6 @@ floor never imports a higher one:
 
 The most used names are re-exported here (``qlib.simulate``,
 ``qlib.replicate``, ``qlib.DegreeDistribution``, ``qlib.stationary_jsq``, …).
-The module paths of earlier releases (``qlib.fluid``, ``qlib.heavy_traffic``,
-``qlib.finite_n``, ``qlib.simulate`` as a module, …) keep working and emit a
-``DeprecationWarning``.
 """
 
 __version__ = "0.2.0"
@@ -45,14 +42,3 @@ __all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfi
            "DegreeDistribution", "simulate", "SimulationResult", "replicate",
            "ReplicationResult", "simulate_jsq", "simulate_jsq_d", "simulate_tasks",
            "stationary_jsq", "sweep"]
-
-# old module paths: imported (and warned about) only when asked for
-_MOVED = ("fluid", "degrees", "finite_n", "cavity", "service", "heavy_traffic",
-          "ou_stationary", "tasks", "_general")
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-        return importlib.import_module(f"qlib.{name}")
-    raise AttributeError(f"module 'qlib' has no attribute {name!r}")

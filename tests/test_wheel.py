@@ -34,6 +34,13 @@ for name in mods:
     for attr in getattr(mod, "__all__", ()):
         getattr(mod, attr)
         names += 1
+for old in ("heavy_traffic", "ou_stationary", "tasks", "finite_n", "fluid", "degrees",
+            "cavity", "service", "simulate", "_general", "_compat"):   # the flat paths of 0.1
+    try:
+        importlib.import_module("qlib." + old)
+    except ModuleNotFoundError:
+        continue
+    raise AssertionError(f"qlib.{old} still imports")
 print(len(mods), names, qlib.__version__)
 """
 

@@ -73,7 +73,7 @@ def stationary_phase(graph, lam, mu, service, levels):
         Arrival rate per server.
     mu : float
         ``0 <= mu <= inf``.
-    service : qlib.service.ServiceLaw
+    service : qlib.sim.service.ServiceLaw
         A law with a phase-type representation (exponential, erlang,
         hyperexponential).
     levels : int
@@ -85,7 +85,7 @@ def stationary_phase(graph, lam, mu, service, levels):
     """
     from itertools import combinations
     if not isinstance(service, ServiceLaw):
-        raise TypeError("service must be a qlib.service.ServiceLaw, got "
+        raise TypeError("service must be a qlib.sim.service.ServiceLaw, got "
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")

@@ -384,7 +384,7 @@ class GeneralSimulationResult(SimulationResult):
 
     Attributes
     ----------
-    service : qlib.service.ServiceLaw
+    service : qlib.sim.service.ServiceLaw
         The service law.
     response_times : numpy.ndarray or None
         With ``record_response=True``: measured response times of the tasks
@@ -442,7 +442,7 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
 
     Parameters
     ----------
-    service : qlib.service.ServiceLaw or None or "exp"
+    service : qlib.sim.service.ServiceLaw or None or "exp"
         The service law (None/"exp": :func:`qlib.sim.service.exponential`).
     record_response : bool
         Also return the measured response time of every task leaving in
@@ -559,11 +559,11 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     wall = time.perf_counter() - w0
     return _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches,
                    t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu, law,
-                   resp[:st[_NRESP]].copy() if record else None)
+                   resp[:st[_NRESP]].copy() if record else None, warn=warn)
 
 
 def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
-            burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp):
+            burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp, warn=True):
     """Time averages, batch-means errors and the result (as in simulate)."""
     blen = (t_end - burn_in) / nfine
     occ_f = integ[:nfine] / (n * blen)

@@ -64,10 +64,10 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         on the run (see ``occupancy_se``), and a ``RuntimeWarning`` says when
         the run is too short. An int >= 2 forces that many equal batches
         (no check that they are long enough).
-    service : None, "exp" or qlib.service.ServiceLaw
+    service : None, "exp" or qlib.sim.service.ServiceLaw
         None or "exp": Exp(1) services, this module's kernel (unchanged).
         A law of :mod:`qlib.sim.service`: FIFO servers, service times drawn
-        from it at the start of service (``qlib._general.simulate_general``,
+        from it at the start of service (``qlib.sim.general.simulate_general``,
         which returns a ``GeneralSimulationResult``).
     record_response : bool
         Also return every task's measured response time (runs the
