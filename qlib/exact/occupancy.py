@@ -232,6 +232,16 @@ class AdaptiveChainResult:
     replacement: bool
 
     @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)`` (``= lam · response_time``)."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``n λ`` (``lam`` is per server)."""
+        return self.n * self.lam
+
+    @property
     def error_estimates(self):
         """``{"occupancy": occupancy_error, "response_time": response_time_error}``."""
         return {"occupancy": self.occupancy_error, "response_time": self.response_time_error}

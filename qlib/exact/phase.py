@@ -32,6 +32,8 @@ class PhaseResult(_LevelEstimates):
     truncated_mass : float
         Stationary probability that some queue holds ``levels`` tasks.
     n_states : int
+    n, lam, mu
+        The inputs (``lam`` per server).
     response_time : float
         ``mean_response_time``, under the name every result shares.
     error_estimates, error_bounds : dict
@@ -46,6 +48,9 @@ class PhaseResult(_LevelEstimates):
     blocking_probability: float
     truncated_mass: float
     n_states: int
+    n: int = 0
+    lam: float = float("nan")
+    mu: float = float("nan")
     _rerun: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -172,5 +177,5 @@ def stationary_phase(graph, lam, mu, service, levels):
     R = float(pi @ ln.sum(axis=1)) / (lam * n * (1 - blk))
     return PhaseResult(occupancy=occ, mean_response_time=R, blocking_probability=blk,
                        truncated_mass=float(pi[(ln >= L).any(axis=1)].sum()),
-                       n_states=int(size),
+                       n_states=int(size), n=int(n), lam=float(lam), mu=float(mu),
                        _rerun=functools.partial(stationary_phase, graph, lam, mu, service))

@@ -82,7 +82,8 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         ``occupancy_mean`` and ``occupancy_se`` (Student-t s.e. across
         replications, as ``replicate``), ``occupancy_batch_se`` (batch means,
         per run), ``R``, ``R_mean``, ``R_se``, ``R_batch_se``,
-        ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
+        ``mean_queue_length`` (per run: tasks per server), ``mean_queue_length_mean`` and
+        ``mean_queue_length_se`` (across replications), ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
         each run, dimension ``batch``), ``n_batches``, ``events``,
         ``kernel_seconds``, ``cpu_seconds``. Attributes: ``qlib_version``,
         ``seed``, ``replications``, ``t_end``, ``burn_in``, ``batches`` (0:
