@@ -289,3 +289,40 @@ def test_erlang_c_refuses_a_per_server_rate():
     assert erlang_c(100, rho=0.9) == erlang_c(100, 90.0)
     with pytest.raises(TypeError, match="exactly one"):
         erlang_c(100, 90.0, rho=0.9)
+
+
+# ------------------------------------ look at it, keep it (repr, summary, export) ----
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_repr_is_one_screen_and_summary_a_small_table(name):
+    r = run(name)
+    text = repr(r)
+    assert len(text) < 600 and "\n" not in text and type(r).__name__ in text
+    table = r.summary().splitlines()
+    assert 3 <= len(table) <= 12 and "response_time" in r.summary()
+
+
+def test_repr_does_not_grow_with_the_replications():
+    small = _quiet(replicate, graphs.ring(10), 0.5, replications=2, t_end=60.0, burn_in=5.0, seed=2)
+    big = _quiet(replicate, graphs.ring(10), 0.5, replications=12, t_end=60.0, burn_in=5.0, seed=2)
+    assert abs(len(repr(big)) - len(repr(small))) < 20
+
+
+@pytest.mark.parametrize("name", ["simulate", "replicate", "simulate_jsq"])
+def test_to_dict_and_back(name):
+    r = run(name)
+    d = r.to_dict()
+    assert d["type"] == type(r).__name__
+    back = type(r).from_dict(d)
+    assert back.response_time == r.response_time
+    assert tuple(back.response_time_ci) == tuple(r.response_time_ci)
+    np.testing.assert_array_equal(back.occupancy, r.occupancy)
+    with pytest.raises(ValueError, match="not a"):
+        type(r).from_dict({**d, "type": "Other"})
+
+
+def test_to_xarray():
+    pytest.importorskip("xarray")
+    r = run("replicate")
+    ds = r.to_xarray()
+    np.testing.assert_array_equal(ds.occupancy.values, r.occupancy)
+    assert float(ds.mean_queue_length) == r.mean_queue_length and ds.attrs["n"] == r.n

@@ -6,6 +6,7 @@ import numpy as np
 import functools
 from dataclasses import dataclass, field
 from itertools import permutations
+from qlib.stats._results import ResultIO
 from qlib.graphs import Graph
 from qlib.sim.service import ServiceLaw
 
@@ -16,8 +17,8 @@ __all__ = ['stationary_phase', 'PhaseResult']
 
 
 # ------------------------------------------- phase-type services (issue 21) ----
-@dataclass(frozen=True)
-class PhaseResult(_LevelEstimates):
+@dataclass(frozen=True, repr=False)
+class PhaseResult(_LevelEstimates, ResultIO):
     """Stationary quantities of the chain with service phases
     (:func:`~qlib.exact.phase.stationary_phase`).
 

@@ -8,6 +8,7 @@ import time
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
 from qlib.halfin_whitt import _fsp as _jsq_chain
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
 
@@ -16,8 +17,8 @@ __all__ = ['stationary_jsq', 'StationaryJSQ']
 
 # ---------------------------------------------------------------- stationary
 
-@dataclass(frozen=True)
-class StationaryJSQ:
+@dataclass(frozen=True, repr=False)
+class StationaryJSQ(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.
 
     ``states``: the truncated state space as occupancy rows

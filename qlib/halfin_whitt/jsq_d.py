@@ -9,6 +9,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
 from qlib.halfin_whitt.simulate import _interval, _interval_array
 from qlib.stats.intervals import Interval, IntervalArray
 from qlib import _validate as V
@@ -104,8 +105,8 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
                     N[j] -= 1
 
 
-@dataclass(frozen=True)
-class JSQdResult:
+@dataclass(frozen=True, repr=False)
+class JSQdResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 
     Per replication, time averages over ``[burn_in, t_end]`` (shape

@@ -9,6 +9,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
 from qlib.stats.intervals import Interval, IntervalArray, _t_interval
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
@@ -120,8 +121,8 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
     return acc, arr, warr, waits[:nw], paths, events, arrivals, cumw, t3, overflow
 
 
-@dataclass(frozen=True)
-class JSQResult:
+@dataclass(frozen=True, repr=False)
+class JSQResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
     Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means

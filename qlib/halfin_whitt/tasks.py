@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from qlib.stats._results import ResultIO
 from qlib.halfin_whitt.simulate import _interval, _interval_array
 from qlib.stats.intervals import Interval, IntervalArray
 from qlib import _validate as V
@@ -218,8 +219,8 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
     return tk, ti, rec[:nw], events, overflow, X
 
 
-@dataclass(frozen=True)
-class TasksResult:
+@dataclass(frozen=True, repr=False)
+class TasksResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
     Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged

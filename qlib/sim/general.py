@@ -373,7 +373,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
 
 
 # ------------------------------------------------------------- result ----
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GeneralSimulationResult(SimulationResult):
     """A :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` with general services.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from dataclasses import dataclass
+from qlib.stats._results import ResultIO
 from qlib import stats
 
 __all__ = ['SimulationResult', 'ReplicationResult', 'Interval', 'IntervalArray']
@@ -14,8 +15,8 @@ from qlib.stats.intervals import Interval, IntervalArray, _t_interval  # noqa: E
 
 
 # ------------------------------------------------------------- results ----
-@dataclass(frozen=True)
-class SimulationResult:
+@dataclass(frozen=True, repr=False)
+class SimulationResult(ResultIO):
     """Result of :func:`~qlib.sim.run.simulate`.
 
     Attributes
@@ -218,8 +219,8 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 
 
 # ----------------------------------------------------------- replicate ----
-@dataclass(frozen=True)
-class ReplicationResult:
+@dataclass(frozen=True, repr=False)
+class ReplicationResult(ResultIO):
     """Result of :func:`~qlib.sim.replicate.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
     Attributes
