@@ -35,8 +35,8 @@ from qlib import exact  # noqa: E402
 from qlib import halfin_whitt  # noqa: E402
 from qlib.halfin_whitt import (simulate_jsq, simulate_jsq_d, simulate_tasks,  # noqa: E402
                                stationary_jsq)
-# the module imports Dask/xarray only when a sweep runs
-from qlib.sweep import sweep  # noqa: E402
+# the package imports Dask/xarray only when a sweep runs; it is callable: qlib.sweep(grid, ...)
+from qlib import sweep  # noqa: E402
 
 __all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfin_whitt",
            "DegreeDistribution", "simulate", "SimulationResult", "replicate",

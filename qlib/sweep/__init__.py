@@ -289,3 +289,17 @@ def replication_result(ds, **coords):
         mean_response_time=rm, response_time_se=rse,
         response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
         seed=ds.attrs.get("seed"), results=runs, wall_time=float(c.cpu_seconds))
+
+
+class _SweepPackage(type(os)):
+    """The package ``qlib.sweep``, callable as its function :func:`sweep`, so that
+    ``qlib.sweep(grid, ...)`` runs a sweep while ``import qlib.sweep as s`` still gives
+    the package (``s.replication_result``, ``s.open_store``): no function hides it."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _SweepPackage
