@@ -1,4 +1,4 @@
-"""Timings for qlib.fluid (a script, not a test; rerun on a quiet machine).
+"""Timings for qlib.meanfield.fluid (a script, not a test; rerun on a quiet machine).
 
 Targets (issue 4): equilibrium(0.9, point(2)) < 1 ms; solve to t = 50 from the
 empty state < 100 ms.  Each figure is the best of several repeats, so it

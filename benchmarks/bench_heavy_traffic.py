@@ -1,4 +1,4 @@
-"""Events/s of qlib.heavy_traffic.simulate_jsq (run: python benchmarks/bench_heavy_traffic.py);
+"""Events/s of qlib.halfin_whitt.simulate_jsq (run: python benchmarks/bench_heavy_traffic.py);
 with ``--stationary``: the time of ``stationary_jsq`` for n = 100..2000, beta = 0.5, 1, 2.
 
 CPU time (``time.process_time``) of one stationary run per ``n`` at
@@ -20,7 +20,7 @@ from qlib.halfin_whitt import simulate_jsq  # noqa: E402
 
 EVENTS = 4e7
 FIRST_CALL = ("import time; c = time.process_time(); "
-              "from qlib.heavy_traffic import simulate_jsq; "
+              "from qlib.halfin_whitt import simulate_jsq; "
               "simulate_jsq(10, 1.0, t_end=1.0, seed=0); print(time.process_time() - c)")
 
 

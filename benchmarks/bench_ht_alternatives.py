@@ -1,7 +1,7 @@
 """Heavy part of chapters/ht_alternatives.md: JSQ's exact stationary chain.
 
 Writes benchmarks/ht_alternatives_chain.json: for each (n, beta) in NS x BETAS
-the exact finite-n chain (qlib.heavy_traffic.stationary_jsq, admission
+the exact finite-n chain (qlib.halfin_whitt.stationary_jsq, admission
 threshold ``tol`` 1e-10, 1e-9 at n = 10^4, stored with the row): P(wait), the
 mean wait E[N - Q_1]/lam_n, E[Q_2], E[Q_3], their truncation error
 estimates (``error_estimates``: a-posteriori estimates, not bounds) and the

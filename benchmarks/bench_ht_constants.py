@@ -3,10 +3,10 @@
 Writes, for each beta in BETAS,
   * benchmarks/ht_chain.json: the exact finite-n chain (qlib.halfin_whitt.stationary_jsq) at
     every n in NS that it handles, with c, q2, var_x1, x1x2 (see
-    qlib.ou_stationary.chain_constants), the truncation error bounds the
+    qlib.halfin_whitt.stationary.chain_constants), the truncation error bounds the
     solver reports (if any), the wall time, or the error it raised;
   * benchmarks/ht_grid.json: the deterministic grid solution of the diffusion
-    (qlib.ou_stationary.ou_stationary) at H0 / 2^k, k < LEVELS.
+    (qlib.halfin_whitt.stationary.ou_stationary) at H0 / 2^k, k < LEVELS.
   * benchmarks/ht_chain_tight.json ("tight"): the same chain at TIGHT_TOL
     for n in TIGHT_NS (issue 33: does the chain's value at large n move when
     the truncation is a hundred times finer?), beta 1 by default.
@@ -96,7 +96,7 @@ if __name__ == "__main__":
         what, f"ht_{what}.json")
     data = json.loads(out.read_text()) if out.exists() else {}
     if what == "chain":
-        data.setdefault("_solver", "qlib.heavy_traffic.stationary_jsq, default arguments "
+        data.setdefault("_solver", "qlib.halfin_whitt.stationary_jsq, default arguments "
                         "(adaptive finite state projection, tol 1e-10)")
     if what == "tight":
         data.setdefault("_solver", f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}")

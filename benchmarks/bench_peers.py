@@ -4,9 +4,9 @@ Model (a): JSQ on the closed neighbourhoods of a ring of ``n`` servers,
 arrival rate ``LAM`` per server, the server-to-position permutation redrawn at
 rate ``mu`` (``0``, ``log n``, ``inf``).  Model (b): JSQ on the complete graph,
 total arrival rate ``n - BETA sqrt(n)``.  qlib runs (a) with
-``qlib.simulate`` and (b) twice: with ``qlib.heavy_traffic.simulate_jsq``
+``qlib.simulate`` and (b) twice: with ``qlib.halfin_whitt.simulate_jsq``
 (the occupancy chain, O(1) per event, no per-server state) and with
-``qlib.tasks.simulate_tasks`` (per-server FIFO queues, the same routing
+``qlib.halfin_whitt.tasks.simulate_tasks`` (per-server FIFO queues, the same routing
 buckets as the peers), so that on (b) the ratio to a peer splits into an
 engine ratio (per-server qlib / peer) and an algorithm ratio (chain /
 per-server qlib).
@@ -101,7 +101,7 @@ def qlib_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20):
 
 def qlib_tasks_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20,
                         initial=None):
-    """Model (b) per server in qlib's engine: ``qlib.tasks.simulate_tasks``
+    """Model (b) per server in qlib's engine: ``qlib.halfin_whitt.tasks.simulate_tasks``
     (numba; the routing buckets of the heapq peer, a departure heap)."""
     c0 = time.process_time()
     r = halfin_whitt.simulate_tasks(n, beta, t_end=t_end, burn_in=burn_in, seed=seed,
@@ -227,7 +227,7 @@ def speed(log=print, ns_ring=(1000, 10000), ns_complete=(1000, 10000)):
     ``ratios``: qlib (``simulate`` on the ring, the occupancy chain
     ``simulate_jsq`` on the complete graph) over each peer.  On the complete
     graph that ratio mixes engine and algorithm, so ``ratios_complete``
-    splits it: ``engine`` = per-server qlib (``qlib.tasks``) over the peer,
+    splits it: ``engine`` = per-server qlib (``qlib.halfin_whitt.tasks``) over the peer,
     same algorithm; ``algorithm`` = occupancy chain over per-server qlib,
     same engine; ``total`` = their product.
     """

@@ -1,4 +1,4 @@
-"""qlib.finite_n.refined against rmftool (a script, not a test).
+"""qlib.meanfield.refined.refined against rmftool (a script, not a test).
 
 Model: the supermarket model JSQ(2) with sampling *with* replacement, i.e.
 ``refined(lam, point(1), replacement=True)``, truncated at K levels, the

@@ -98,7 +98,7 @@ def main(quick=False):
     global EVENTS, ROUNDS
     if quick:
         EVENTS, ROUNDS = 5e5, 2
-    q = qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2))
+    q = qlib.meanfield.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2))
     ns = (10**3, 10**4) if quick else (10**3, 10**4, 10**5, 10**6)
     load0 = list(os.getloadavg())
     w0, c0 = time.perf_counter(), time.process_time()

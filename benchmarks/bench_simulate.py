@@ -293,7 +293,7 @@ def main(quick=False):
     ns = NS
     if quick:
         EVENTS, REPS, ns = 5e5, 1, (10**3, 10**5)
-    q = np.asarray(qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
+    q = np.asarray(qlib.meanfield.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
     res = {"lam": LAM, "events_per_cell": EVENTS, "rounds": REPS, "numba": numba.__version__,
            "machine": dict(machine=os.uname().machine, cpu_count=os.cpu_count(),
                            load_average_at_start=list(os.getloadavg())),
@@ -424,7 +424,7 @@ def issue31(ns=IL_NS, reps=IL_REPS, setup_n=10**7, write=True):
     R = 1, 4, 16 against the lone simulate and the hand JSQ(2) kernel, CPU
     time, ``reps`` interleaved rounds with min and median; the set-up time
     at ``setup_n``."""
-    q = np.asarray(qlib.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
+    q = np.asarray(qlib.meanfield.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
     G10 = g.ring(10)
     simulate(G10, LAM, 1.0, t_end=1.0, seed=0, batches=4)
     simulate_interleaved(G10, LAM, 1.0, t_end=1.0, seeds=[0, 1], batches=4)

@@ -13,7 +13,7 @@ the share of runs whose ``occupancy_ci`` covers q(i) (levels 1-5) and whose
 Run: ``.venv/bin/python benchmarks/bench_simulate_se.py`` (about 5 minutes);
 writes benchmarks/simulate_se_results.json.
 
-``qlib.heavy_traffic.simulate_jsq`` (``... bench_simulate_se.py jsq``, about
+``qlib.halfin_whitt.simulate_jsq`` (``... bench_simulate_se.py jsq``, about
 4 minutes; writes benchmarks/simulate_jsq_se_results.json): JSQ on n = 20
 servers, truth ``E[n − Q_1] = β√n`` (rate balance) and the exact chain
 ``stationary_jsq(20, β, tol=1e-8)`` for ``E[Q_2]``, ``E[N − Q_1]``,

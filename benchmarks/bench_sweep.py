@@ -66,7 +66,7 @@ def overhead(npts=32, rounds=3):
     t = {"sweep": [], "sweep_store": [], "direct": []}
     cl, client = _cluster(1)
     try:
-        client.run(lambda: __import__("qlib.simulate"))
+        client.run(lambda: __import__("qlib.sim.run"))
         qlib.sweep(pts[:1], **kw, seed=0, client=client, progress=False)   # warm the kernel
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -126,7 +126,7 @@ def grid(workers=(1, 2), reps=20, ns=(1500, 5000), store=None, scheduler=None):
         else:
             cl, client = _cluster(w)
         try:
-            client.run(lambda: __import__("qlib.simulate"))   # imports and numba cache, off the clock
+            client.run(lambda: __import__("qlib.sim.run"))   # imports and numba cache, off the clock
             w0 = time.perf_counter()
             ds = qlib.sweep(pts, replications=reps, t_end=1.0, batches=20, seed=1001,
                             client=client, store=store, progress=False)
@@ -157,7 +157,7 @@ def overhead(npts=16):
     kw = dict(replications=2, t_end=10.0)
     cl, client = _cluster(1)
     try:
-        client.run(lambda: __import__("qlib.simulate"))
+        client.run(lambda: __import__("qlib.sim.run"))
         qlib.sweep(pts[:1], **kw, seed=0, client=client, progress=False)   # warm the kernel
         w0 = time.perf_counter()
         qlib.sweep(pts, **kw, seed=1, client=client, progress=False)

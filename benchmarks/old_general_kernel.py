@@ -338,7 +338,7 @@ class GeneralSimulationResult(SimulationResult):
 
     Attributes
     ----------
-    service : qlib.service.ServiceLaw
+    service : qlib.sim.service.ServiceLaw
         The service law.
     response_times : numpy.ndarray or None
         With ``record_response=True``: measured response times of the tasks
@@ -396,7 +396,7 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
 
     Parameters
     ----------
-    service : qlib.service.ServiceLaw or None or "exp"
+    service : qlib.sim.service.ServiceLaw or None or "exp"
         The service law (None/"exp": :func:`qlib.sim.service.exponential`).
     record_response : bool
         Also return the measured response time of every task leaving in

@@ -20,12 +20,9 @@ floor never imports a higher one:
 
 The most used names are re-exported here (``qlib.simulate``,
 ``qlib.replicate``, ``qlib.DegreeDistribution``, ``qlib.stationary_jsq``, …).
-The module paths of earlier releases (``qlib.fluid``, ``qlib.heavy_traffic``,
-``qlib.finite_n``, ``qlib.simulate`` as a module, …) keep working and emit a
-``DeprecationWarning``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from qlib import stats  # noqa: E402
 from qlib.meanfield.degrees import DegreeDistribution  # noqa: E402
@@ -38,21 +35,10 @@ from qlib import exact  # noqa: E402
 from qlib import halfin_whitt  # noqa: E402
 from qlib.halfin_whitt import (simulate_jsq, simulate_jsq_d, simulate_tasks,  # noqa: E402
                                stationary_jsq)
-# the module imports Dask/xarray only when a sweep runs
-from qlib.sweep import sweep  # noqa: E402
+# the package imports Dask/xarray only when a sweep runs; it is callable: qlib.sweep(grid, ...)
+from qlib import sweep  # noqa: E402
 
 __all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfin_whitt",
            "DegreeDistribution", "simulate", "SimulationResult", "replicate",
            "ReplicationResult", "simulate_jsq", "simulate_jsq_d", "simulate_tasks",
            "stationary_jsq", "sweep"]
-
-# old module paths: imported (and warned about) only when asked for
-_MOVED = ("fluid", "degrees", "finite_n", "cavity", "service", "heavy_traffic",
-          "ou_stationary", "tasks", "_general")
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-        return importlib.import_module(f"qlib.{name}")
-    raise AttributeError(f"module 'qlib' has no attribute {name!r}")

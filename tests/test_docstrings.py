@@ -16,10 +16,9 @@ import pytest
 import qlib
 
 ROOT = Path(__file__).resolve().parents[1]
-# every public module of the tree (no private module, no deprecated old path)
+# every public module of the tree (no private module)
 MODULES = sorted(m.name.removeprefix("qlib.") for m in pkgutil.walk_packages(qlib.__path__, "qlib.")
-                 if not any(part.startswith("_") for part in m.name.split("."))
-                 and m.name.removeprefix("qlib.") not in qlib._MOVED + ("simulate",))
+                 if not any(part.startswith("_") for part in m.name.split(".")))
 
 
 @pytest.mark.parametrize("modname", MODULES)

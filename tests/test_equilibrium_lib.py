@@ -1,4 +1,4 @@
-"""Tests of qlib.fluid.jacobian_pivots (chapter equilibrium)."""
+"""Tests of qlib.meanfield.fluid.jacobian_pivots (chapter equilibrium)."""
 import math
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests of ``qlib.finite_n`` (refined mean-field expansion): interface and
+"""Tests of ``qlib.meanfield.refined`` (refined mean-field expansion): interface and
 input checks. The numerical checks are in ``tests/test_refined.py``."""
 import math
 

@@ -1,4 +1,4 @@
-"""qlib.cavity: the cavity fixed point against independent exact routes."""
+"""qlib.meanfield.cavity: the cavity fixed point against independent exact routes."""
 import numpy as np
 import pytest
 
@@ -11,7 +11,7 @@ from qlib.sim import service as sv
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_exponential_services_give_the_fluid_equilibrium(d):
     # Exp(1): the tagged queue is birth-death and the fixed point solves
-    # q(i+1) = lam q(i) phi(q(i)), computed by qlib.fluid's own recursion
+    # q(i+1) = lam q(i) phi(q(i)), computed by qlib.meanfield.fluid's own recursion
     phi = DegreeDistribution.point(d)
     c = cavity(0.9, phi, sv.exponential(), 30, tol=1e-13)
     q = fluid.equilibrium(0.9, phi)

@@ -1,4 +1,4 @@
-"""Tests for qlib.heavy_traffic: JSQ on the complete graph, Halfin–Whitt regime.
+"""Tests for qlib.halfin_whitt: JSQ on the complete graph, Halfin–Whitt regime.
 
 Statistical checks use fixed seeds and tolerances of three standard errors
 computed by the code under test (batch means over 20 batches, each batch

@@ -1,5 +1,5 @@
 """Tests for the pooled-queue formulas and the JSQ(d) simulator of
-qlib.heavy_traffic (chapter ht_alternatives).
+qlib.halfin_whitt (chapter ht_alternatives).
 
 Exact checks compare independent routes: Erlang C by the Erlang B recursion
 against the M/M/n birth–death chain solved by detailed balance in 50-digit

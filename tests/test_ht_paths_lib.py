@@ -1,4 +1,4 @@
-"""Tests of the helpers that ht_paths and ht_diffusion add to qlib.heavy_traffic:
+"""Tests of the helpers that ht_paths and ht_diffusion add to qlib.halfin_whitt:
 the forcing of `reflected_ou`, `reflected_ou_crn` and `transient_jsq`."""
 import itertools
 

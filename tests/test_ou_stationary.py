@@ -1,4 +1,4 @@
-"""Tests of qlib.ou_stationary: the grid solution of the reflected OU limit."""
+"""Tests of qlib.halfin_whitt.stationary: the grid solution of the reflected OU limit."""
 import math
 from types import SimpleNamespace
 

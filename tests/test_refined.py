@@ -1,4 +1,4 @@
-"""Numerical checks of ``qlib.finite_n.refined`` and ``qlib.exact.occupancy_chain``
+"""Numerical checks of ``qlib.meanfield.refined.refined`` and ``qlib.exact.occupancy_chain``
 (fast: chains of at most a few thousand states)."""
 import math
 

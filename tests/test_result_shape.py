@@ -212,3 +212,117 @@ def test_replication_queue_paths_sum_the_recorded_levels():
     bare = replicate(graphs.ring(30), 0.7, 1.0, replications=2, seed=4, t_end=5.0)
     with pytest.raises(ValueError, match="record_dt"):
         bare.queue_paths()
+
+
+# -------------------------------------------- one shape, by type (0.2) ----
+from qlib.stats import Interval, IntervalArray  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_intervals_are_one_type_stored_unpackable_and_callable(name):
+    r = run(name)
+    ci = r.response_time_ci
+    if np.ndim(r.response_time) == 0:
+        assert isinstance(ci, Interval)
+        low, high = ci                              # stored and unpackable, not a method
+        assert (ci.low, ci.high, ci.level, ci.df) == (low, high, 0.95, r.batches - 1)
+        assert (ci.lo, ci.hi, ci.dof) == (ci.low, ci.high, ci.df)
+        assert ci() is ci and ci(0.99).level == 0.99 and ci(0.99).low < low
+    occ = r.occupancy_ci
+    assert isinstance(occ, IntervalArray) and occ.level == 0.95 and occ.df == r.batches - 1
+    np.testing.assert_array_equal(occ.low, np.asarray(occ)[0])
+    mq = r.mean_queue_length_ci
+    assert isinstance(mq, Interval) and mq.low < r.mean_queue_length < mq.high
+
+
+def test_jsq_per_quantity_intervals_are_intervals():
+    r = run("simulate_jsq")
+    for name in ("mean_idle", "mean_q2", "mean_q3", "mean_waiting", "p_wait", "p_full"):
+        ci = getattr(r, name + "_ci")
+        assert isinstance(ci, Interval) and ci.df == r.batches - 1
+        assert ci.low <= getattr(r, name) <= ci.high
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_littles_law_between_the_three(name):
+    # L = λ R per server: exact by construction where R is E[N]/λ (Halfin–Whitt
+    # simulators), within the run's own error bars where R is measured on arrivals
+    r = run(name)
+    L, R = np.asarray(r.mean_queue_length), np.asarray(r.response_time)
+    lam = r.lam if name in ("simulate", "simulate-general", "replicate") else r.lam_total / r.n
+    assert r.lam_total == pytest.approx(r.n * lam)
+    gap = np.abs(L - lam * R)
+    if name in ("simulate_jsq", "simulate_jsq_d"):
+        assert np.all(gap <= 1e-12 * L)
+    else:
+        se = np.hypot(np.asarray(r.mean_queue_length_se), lam * np.asarray(r.response_time_se))
+        assert np.all(gap <= 5 * se), (gap, se)
+    if name != "simulate_jsq_d":   # the Halfin–Whitt occupancy stops at level 3
+        if name in ("simulate", "simulate-general", "replicate"):
+            assert float(L) == pytest.approx(float(np.sum(np.asarray(r.occupancy)[1:])), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_exact_results_littles_law_exactly(name):
+    solve, L = EXACT[name]
+    r = solve(L)
+    blocked = getattr(r, "blocking_probability", 0.0)
+    assert r.mean_queue_length == pytest.approx(float(np.sum(r.occupancy[1:])), rel=1e-12)
+    assert r.mean_queue_length == pytest.approx(r.lam * (1 - blocked) * r.response_time, rel=1e-9)
+    assert r.lam_total == pytest.approx(r.n * r.lam)
+
+
+def test_stationary_jsq_and_adaptive_chain_have_the_shape():
+    s = stationary_jsq(9, 1.0)
+    q = s.occupancy
+    assert q[0] == 1.0 and np.all(np.diff(q) <= 1e-15)
+    assert s.mean_queue_length == pytest.approx(q[1:].sum(), rel=1e-12)
+    assert s.mean_queue_length == pytest.approx(s.lam_total / s.n * s.response_time, rel=1e-12)
+    a = exact.occupancy_chain_adaptive(6, 0.8, DegreeDistribution.point(1))
+    assert a.mean_queue_length == pytest.approx(a.lam * a.response_time, rel=1e-9)
+
+
+def test_erlang_c_refuses_a_per_server_rate():
+    from qlib.halfin_whitt import erlang_c
+    with pytest.raises(ValueError, match="rho="):
+        erlang_c(100, 0.9)
+    assert erlang_c(100, rho=0.9) == erlang_c(100, 90.0)
+    with pytest.raises(TypeError, match="exactly one"):
+        erlang_c(100, 90.0, rho=0.9)
+
+
+# ------------------------------------ look at it, keep it (repr, summary, export) ----
+@pytest.mark.parametrize("name", sorted(SIMULATORS))
+def test_repr_is_one_screen_and_summary_a_small_table(name):
+    r = run(name)
+    text = repr(r)
+    assert len(text) < 600 and "\n" not in text and type(r).__name__ in text
+    table = r.summary().splitlines()
+    assert 3 <= len(table) <= 12 and "response_time" in r.summary()
+
+
+def test_repr_does_not_grow_with_the_replications():
+    small = _quiet(replicate, graphs.ring(10), 0.5, replications=2, t_end=60.0, burn_in=5.0, seed=2)
+    big = _quiet(replicate, graphs.ring(10), 0.5, replications=12, t_end=60.0, burn_in=5.0, seed=2)
+    assert abs(len(repr(big)) - len(repr(small))) < 20
+
+
+@pytest.mark.parametrize("name", ["simulate", "replicate", "simulate_jsq"])
+def test_to_dict_and_back(name):
+    r = run(name)
+    d = r.to_dict()
+    assert d["type"] == type(r).__name__
+    back = type(r).from_dict(d)
+    assert back.response_time == r.response_time
+    assert tuple(back.response_time_ci) == tuple(r.response_time_ci)
+    np.testing.assert_array_equal(back.occupancy, r.occupancy)
+    with pytest.raises(ValueError, match="not a"):
+        type(r).from_dict({**d, "type": "Other"})
+
+
+def test_to_xarray():
+    pytest.importorskip("xarray")
+    r = run("replicate")
+    ds = r.to_xarray()
+    np.testing.assert_array_equal(ds.occupancy.values, r.occupancy)
+    assert float(ds.mean_queue_length) == r.mean_queue_length and ds.attrs["n"] == r.n

@@ -1,4 +1,4 @@
-"""Tests of qlib.tasks: per-server FIFO simulation of JSQ, task by task.
+"""Tests of qlib.halfin_whitt.tasks: per-server FIFO simulation of JSQ, task by task.
 
 Statistical checks use independent replications (Student-t, r - 1 degrees of
 freedom) at family level 0.99 with fixed seeds, against exact values: the

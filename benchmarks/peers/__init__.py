@@ -10,7 +10,7 @@ JSQ on the closed neighbourhoods of a ring resampled at rate ``mu``) and
 ``complete(n, beta, *, t_end, burn_in, seed, batches, initial)`` (model (b):
 JSQ on the complete graph, total arrival rate ``n - beta sqrt(n)``, the
 shortest queue read from buckets of servers by queue length, as in
-``qlib.tasks``; ``initial``: occupancy counts at time 0), returning a
+``qlib.halfin_whitt.tasks``; ``initial``: occupancy counts at time 0), returning a
 :class:`~benchmarks.peers.common.PeerResult`.  Importing this package does not
 import SimPy or Ciw; import those modules explicitly.
 """

@@ -59,7 +59,7 @@ class Buckets:
 
     ``members[k]`` lists the servers holding ``k`` tasks, ``where[s]`` is the
     index of ``s`` in its list and ``m`` is the shortest queue length: the
-    routing of ``qlib.tasks.simulate_tasks`` and of the heapq peer, so that
+    routing of ``qlib.halfin_whitt.tasks.simulate_tasks`` and of the heapq peer, so that
     every per-server simulator of model (b) runs the same algorithm.
     """
 

@@ -10,7 +10,7 @@ The queue length of a server is ``res.count + len(res.queue)``.
   same lazy permutation as ``qlib.simulate``, ties uniform;
 * :func:`complete` -- model (b), JSQ over all ``n`` resources (SimPy has no
   router: the shortest queue is kept in buckets of servers by queue length,
-  O(1) per event, as in the heapq peer and ``qlib.tasks``; ties uniform),
+  O(1) per event, as in the heapq peer and ``qlib.halfin_whitt.tasks``; ties uniform),
   total rate ``n - beta sqrt(n)``.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ def complete(n, beta, *, t_end, burn_in=0.0, seed=0, batches=20, initial=None):
 
     SimPy has no router; the shortest queue is found in O(1) from buckets of
     servers by queue length (:class:`benchmarks.peers.common.Buckets`, the
-    routing of the heapq peer and of ``qlib.tasks``), so that SimPy and the
+    routing of the heapq peer and of ``qlib.halfin_whitt.tasks``), so that SimPy and the
     other per-server simulators run the same algorithm.  ``initial``:
     occupancy counts ``(Q_1, Q_2, ...)`` at time 0 (``None``: empty).
     """

@@ -63,6 +63,17 @@ class _LevelEstimates:
     _response = "mean_response_time"
 
     @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)``; by Little's law
+        ``lam (1 − blocking_probability) response_time``."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``n λ`` (``lam`` is per server)."""
+        return self.n * self.lam
+
+    @property
     def error_estimates(self):
         """Estimated truncation errors against the uncapped chain, a dict
         ``{"occupancy": array (one per level), "response_time": float}``:

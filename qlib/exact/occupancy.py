@@ -7,6 +7,7 @@ import scipy.sparse as sp
 import functools
 from dataclasses import dataclass, field
 
+from qlib.stats._results import ResultIO
 from qlib import _validate as V
 from qlib.exact import _fsp as fsp
 from qlib.exact._iad import _solve_iad
@@ -18,8 +19,8 @@ __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive'
            'MAX_CHAIN_STATES']
 
 
-@dataclass(frozen=True)
-class OccupancyChainResult(_LevelEstimates):
+@dataclass(frozen=True, repr=False)
+class OccupancyChainResult(_LevelEstimates, ResultIO):
     """Stationary law of the ``μ = ∞`` occupancy chain (:func:`~qlib.exact.occupancy.occupancy_chain`).
 
     Attributes
@@ -187,8 +188,8 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
         _rerun=functools.partial(occupancy_chain, n, lam, degrees, replacement=replacement))
 
 
-@dataclass(frozen=True)
-class AdaptiveChainResult:
+@dataclass(frozen=True, repr=False)
+class AdaptiveChainResult(ResultIO):
     """Stationary law of the ``μ = ∞`` occupancy chain on an adaptively
     chosen state set (:func:`~qlib.exact.occupancy.occupancy_chain_adaptive`).
 
@@ -230,6 +231,16 @@ class AdaptiveChainResult:
     lam: float
     tol: float
     replacement: bool
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)`` (``= lam · response_time``)."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``n λ`` (``lam`` is per server)."""
+        return self.n * self.lam
 
     @property
     def error_estimates(self):

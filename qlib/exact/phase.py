@@ -6,6 +6,7 @@ import numpy as np
 import functools
 from dataclasses import dataclass, field
 from itertools import permutations
+from qlib.stats._results import ResultIO
 from qlib.graphs import Graph
 from qlib.sim.service import ServiceLaw
 
@@ -16,8 +17,8 @@ __all__ = ['stationary_phase', 'PhaseResult']
 
 
 # ------------------------------------------- phase-type services (issue 21) ----
-@dataclass(frozen=True)
-class PhaseResult(_LevelEstimates):
+@dataclass(frozen=True, repr=False)
+class PhaseResult(_LevelEstimates, ResultIO):
     """Stationary quantities of the chain with service phases
     (:func:`~qlib.exact.phase.stationary_phase`).
 
@@ -32,6 +33,8 @@ class PhaseResult(_LevelEstimates):
     truncated_mass : float
         Stationary probability that some queue holds ``levels`` tasks.
     n_states : int
+    n, lam, mu
+        The inputs (``lam`` per server).
     response_time : float
         ``mean_response_time``, under the name every result shares.
     error_estimates, error_bounds : dict
@@ -46,6 +49,9 @@ class PhaseResult(_LevelEstimates):
     blocking_probability: float
     truncated_mass: float
     n_states: int
+    n: int = 0
+    lam: float = float("nan")
+    mu: float = float("nan")
     _rerun: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -73,7 +79,7 @@ def stationary_phase(graph, lam, mu, service, levels):
         Arrival rate per server.
     mu : float
         ``0 <= mu <= inf``.
-    service : qlib.service.ServiceLaw
+    service : qlib.sim.service.ServiceLaw
         A law with a phase-type representation (exponential, erlang,
         hyperexponential).
     levels : int
@@ -85,7 +91,7 @@ def stationary_phase(graph, lam, mu, service, levels):
     """
     from itertools import combinations
     if not isinstance(service, ServiceLaw):
-        raise TypeError("service must be a qlib.service.ServiceLaw, got "
+        raise TypeError("service must be a qlib.sim.service.ServiceLaw, got "
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")
@@ -172,5 +178,5 @@ def stationary_phase(graph, lam, mu, service, levels):
     R = float(pi @ ln.sum(axis=1)) / (lam * n * (1 - blk))
     return PhaseResult(occupancy=occ, mean_response_time=R, blocking_probability=blk,
                        truncated_mass=float(pi[(ln >= L).any(axis=1)].sum()),
-                       n_states=int(size),
+                       n_states=int(size), n=int(n), lam=float(lam), mu=float(mu),
                        _rerun=functools.partial(stationary_phase, graph, lam, mu, service))

@@ -33,6 +33,7 @@ import functools
 from dataclasses import dataclass, field
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
+from qlib.stats._results import ResultIO
 from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
 from qlib.exact._truncation import _LevelEstimates
@@ -47,8 +48,8 @@ MAX_STATES = 2_000_000
 _LU_MAX = 4000  # sparse LU below this many unknowns, GMRES above
 
 
-@dataclass(frozen=True)
-class ExactResult(_LevelEstimates):
+@dataclass(frozen=True, repr=False)
+class ExactResult(_LevelEstimates, ResultIO):
     """Stationary quantities of the truncated chain.
 
     Attributes

@@ -1,12 +1,14 @@
 """stationary_jsq: the stationary law of the finite-n JSQ chain by adaptive truncation, with error estimates (not certified bounds)."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
 from qlib.halfin_whitt import _fsp as _jsq_chain
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
 
@@ -15,8 +17,8 @@ __all__ = ['stationary_jsq', 'StationaryJSQ']
 
 # ---------------------------------------------------------------- stationary
 
-@dataclass(frozen=True)
-class StationaryJSQ:
+@dataclass(frozen=True, repr=False)
+class StationaryJSQ(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.
 
     ``states``: the truncated state space as occupancy rows
@@ -79,6 +81,26 @@ class StationaryJSQ:
     pi: np.ndarray
     cpu_time: float
     wall_time: float
+
+    @functools.cached_property
+    def occupancy(self) -> np.ndarray:
+        """``(1, E Q_1/n, …, E Q_L/n)``: the fraction of servers with at least ``i`` tasks."""
+        return np.concatenate([[1.0], np.asarray(self.pi) @ np.asarray(self.states, float) / self.n])
+
+    @property
+    def response_time(self) -> float:
+        """Mean response time ``E[N]/λ_n`` (``mean_response``)."""
+        return self.mean_response
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server ``E[N]/n`` (``= (λ_n/n) response_time``)."""
+        return self.mean_tasks / self.n
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
+        return self.lam
 
     @property
     def error_bounds(self):

@@ -26,15 +26,19 @@ def _erlang_b(n, a):
     return b
 
 
-def erlang_c(n, lam):
-    """Probability of waiting in the M/M/n queue (Erlang C), unit service rate.
+def erlang_c(n: int, lam: float | None = None, *, rho: float | None = None) -> float:
+    """P(wait) in the M/M/n queue (Erlang C) at the TOTAL arrival rate ``lam`` (or per-server load ``rho``).
 
     Parameters
     ----------
     n : int
         Number of servers, ``n >= 1``.
     lam : float
-        Arrival rate, ``0 < lam < n`` (the queue is stable).
+        The total arrival rate ``λ_n``, ``0 < lam < n`` (the queue is stable);
+        unit service rate. A value below 1 with ``n >= 10`` servers is refused
+        as a per-server rate passed by mistake: pass ``rho=`` for that.
+    rho : float, keyword only
+        Instead of ``lam``: the load per server ``λ_n / n`` in ``(0, 1)``.
 
     Returns
     -------
@@ -45,7 +49,8 @@ def erlang_c(n, lam):
     Raises
     ------
     TypeError, ValueError
-        For a bad ``n`` or ``lam`` (``lam >= n`` is unstable).
+        For a bad ``n``, ``lam`` or ``rho`` (``lam >= n`` is unstable), both or
+        neither of ``lam`` and ``rho``, or ``lam < 1`` with ``n >= 10``.
 
     Notes
     -----
@@ -54,21 +59,42 @@ def erlang_c(n, lam):
     ``B_k = λ B_{k−1} / (k + λ B_{k−1})`` (no factorials, no powers): ``O(n)``
     operations, relative error about ``n`` units of rounding, so accurate to
     ``n = 10⁶`` and beyond.
+
+    Examples
+    --------
+    >>> from qlib.halfin_whitt import erlang_c
+    >>> round(erlang_c(100, 90.0), 4)          # total rate 90 on 100 servers
+    0.2169
+    >>> erlang_c(100, rho=0.9) == erlang_c(100, 90.0)
+    True
     """
     n = _check_n(n)
+    if (lam is None) == (rho is None):
+        raise TypeError("pass exactly one of lam (the total arrival rate) and rho (the load "
+                        "per server)")
+    if rho is not None:
+        if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
+            raise TypeError(f"rho must be a real number in (0, 1), got {rho!r}")
+        if not (np.isfinite(rho) and 0 < rho < 1):
+            raise ValueError(f"rho must be in (0, 1) for a stable M/M/n queue, got {rho}")
+        lam = float(rho) * n
     if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
         raise TypeError(f"lam must be a real number in (0, n), got {lam!r}")
     lam = float(lam)
     if not (np.isfinite(lam) and 0 < lam < n):
         raise ValueError(f"lam must be in (0, n) = (0, {n}) for a stable M/M/n queue, "
                          f"got {lam}")
+    if rho is None and lam < 1 and n >= 10:
+        raise ValueError(f"lam is the total arrival rate of the n = {n} servers, got {lam} "
+                         "(a load of under 1/n per server): for a per-server load pass "
+                         f"rho={lam}")
     b = _erlang_b(n, lam)
     rho = lam / n
     return float(b / (1.0 - rho * (1.0 - b)))
 
 
 def halfin_whitt_alpha(beta):
-    """The Halfin–Whitt limit ``α(β) = [1 + βΦ(β)/φ(β)]⁻¹`` of Erlang C.
+    """The Halfin–Whitt limit ``α(β) = [1 + βΦ(β)/φ(β)]⁻¹`` of Erlang C at the total rate ``λ_n = n − β√n``.
 
     ``erlang_c(n, n − β√n) → α(β)`` as ``n → ∞`` (Halfin & Whitt 1981).
 
@@ -102,8 +128,9 @@ def halfin_whitt_alpha(beta):
 
 
 def jsq_d_fixed_point(n, beta, d):
-    """Mean-field (Vvedenskaya–Mitzenmacher) prediction for JSQ(d) at load
-    ``ρ = 1 − β/√n``: ``q_i = ρ^{(d^i − 1)/(d − 1)}`` (``q_i = ρ^i`` for
+    """JSQ(d)'s mean-field fixed point at the total rate ``λ_n = n − β√n`` (per-server load ``ρ = 1 − β/√n``).
+
+    The Vvedenskaya–Mitzenmacher prediction ``q_i = ρ^{(d^i − 1)/(d − 1)}`` (``q_i = ρ^i`` for
     ``d = 1``), the fraction of queues with ``>= i`` tasks.
 
     Parameters

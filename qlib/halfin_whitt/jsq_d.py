@@ -1,6 +1,7 @@
 """simulate_jsq_d: JSQ(d) at the same load, d servers sampled without replacement, independent replications."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -8,6 +9,9 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
+from qlib.halfin_whitt.simulate import _interval, _interval_array
+from qlib.stats.intervals import Interval, IntervalArray
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_times, _seed32, _seed_record
 
@@ -101,8 +105,8 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
                     N[j] -= 1
 
 
-@dataclass(frozen=True)
-class JSQdResult:
+@dataclass(frozen=True, repr=False)
+class JSQdResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 
     Per replication, time averages over ``[burn_in, t_end]`` (shape
@@ -185,18 +189,44 @@ class JSQdResult:
         """Standard error over replications of :attr:`response_time`."""
         return np.std(self.mean_tasks / self.lam, axis=0, ddof=1) / math.sqrt(self.batches)
 
-    def occupancy_ci(self, level=0.95):
-        """Student-t intervals for :attr:`occupancy` over the replications,
-        shape ``(2, 4)`` or ``(2, len(d), 4)`` (row 0 lower)."""
-        from qlib.sim.result import _t_interval
-        return np.stack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+    @functools.cached_property
+    def occupancy_ci(self) -> IntervalArray:
+        """95 % Student-t intervals for :attr:`occupancy` over the replications,
+        shape ``(2, 4)`` or ``(2, len(d), 4)`` (row 0 ``low``); called, another level."""
+        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
 
-    def response_time_ci(self, level=0.95):
-        """Student-t interval ``(lo, hi)`` for :attr:`response_time` (arrays
-        of length ``len(d)`` for a sequence of ``d``)."""
-        from qlib.sim.result import _t_interval
-        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
-        return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
+    @functools.cached_property
+    def response_time_ci(self) -> Interval | IntervalArray:
+        """95 % Student-t interval for :attr:`response_time`: an
+        :class:`~qlib.stats.intervals.Interval`, or an ``IntervalArray`` of shape
+        ``(2, len(d))`` for a sequence of ``d``."""
+        if np.ndim(self.response_time) == 0:
+            return _interval(float(self.response_time), float(self.response_time_se),
+                             self.batches - 1)
+        return _interval_array(self.response_time, self.response_time_se, self.batches - 1)
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
+        return self.lam
+
+    @property
+    def mean_queue_length(self):
+        """Mean over replications of ``E[N]/n`` (tasks per server; one per ``d``)."""
+        return np.mean(self.mean_tasks / self.n, axis=0)
+
+    @property
+    def mean_queue_length_se(self):
+        """Its standard error over replications."""
+        return np.std(self.mean_tasks / self.n, axis=0, ddof=1) / math.sqrt(self.batches)
+
+    @property
+    def mean_queue_length_ci(self):
+        """95 % Student-t interval of :attr:`mean_queue_length` over replications."""
+        if np.ndim(self.mean_queue_length) == 0:
+            return _interval(float(self.mean_queue_length), float(self.mean_queue_length_se),
+                             self.batches - 1)
+        return _interval_array(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
 
     def ci(self, name, level=0.95):
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of the per-replication values of

@@ -1,6 +1,7 @@
 """simulate_jsq: exact event-driven simulation of JSQ's occupancy chain on the complete graph, λ_n = n − β√n."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -8,6 +9,8 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib.stats._results import ResultIO
+from qlib.stats.intervals import Interval, IntervalArray, _t_interval
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
 
@@ -118,8 +121,8 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
     return acc, arr, warr, waits[:nw], paths, events, arrivals, cumw, t3, overflow
 
 
-@dataclass(frozen=True)
-class JSQResult:
+@dataclass(frozen=True, repr=False)
+class JSQResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
     Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means
@@ -230,16 +233,53 @@ class JSQResult:
         x = (self.n - b[:, 0] + b[:, 3]) / self.lam
         return float(x.std(ddof=1) / math.sqrt(x.size))
 
-    def occupancy_ci(self, level=0.95):
-        """Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0 lower)."""
-        from qlib.sim.result import _t_interval
-        return np.vstack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+    def __post_init__(self):
+        # the per-quantity intervals are stored as Interval (unpack as before; call for a level)
+        df = self.batches - 1 if self.batches else 0
+        for name in ("mean_idle", "mean_q2", "mean_q3", "mean_waiting", "p_wait", "p_full"):
+            ci = getattr(self, name + "_ci")
+            if ci is not None and not isinstance(ci, Interval):
+                object.__setattr__(self, name + "_ci", Interval(ci, getattr(self, name),
+                                                                getattr(self, name + "_se"), df))
 
-    def response_time_ci(self, level=0.95):
-        """Student-t interval ``(lo, hi)`` for :attr:`response_time`."""
-        from qlib.sim.result import _t_interval
-        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
-        return float(lo), float(hi)
+    @functools.cached_property
+    def occupancy_ci(self) -> IntervalArray:
+        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
+        ``low``); ``occupancy_ci(level)`` gives another level."""
+        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
+
+    @functools.cached_property
+    def response_time_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
+        return _interval(self.response_time, self.response_time_se, self.batches - 1)
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
+        return self.lam
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server ``E[N]/n`` (``= (λ_n/n) response_time``)."""
+        return (self.n - self.mean_idle + self.mean_waiting) / self.n
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its batch-means standard error."""
+        return self.response_time_se * self.lam / self.n
+
+    @property
+    def mean_queue_length_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
+        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
+
+
+def _interval(center, se, df):
+    return Interval(_t_interval(center, se, df, 0.95), center, se, df)
+
+
+def _interval_array(center, se, df):
+    return IntervalArray(np.stack(_t_interval(center, se, df, 0.95)), center, se, df)
 
 
 _JSQ_FINE = 4000   # slices of simulate_jsq's window (batch means group them)

@@ -17,6 +17,7 @@ Each server keeps the arrival times of its tasks in a ring buffer.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from qlib.stats._results import ResultIO
+from qlib.halfin_whitt.simulate import _interval, _interval_array
+from qlib.stats.intervals import Interval, IntervalArray
 from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
@@ -215,8 +219,8 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
     return tk, ti, rec[:nw], events, overflow, X
 
 
-@dataclass(frozen=True)
-class TasksResult:
+@dataclass(frozen=True, repr=False)
+class TasksResult(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
     Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged
@@ -338,16 +342,37 @@ class TasksResult:
         z = r - self.mean_response * a
         return float(z.std(ddof=1) / math.sqrt(z.size) / a.mean())
 
-    def occupancy_ci(self, level=0.95):
-        """Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0 lower)."""
-        from qlib.sim.result import _t_interval
-        return np.vstack(_t_interval(self.occupancy, self.occupancy_se, self.batches - 1, level))
+    @functools.cached_property
+    def occupancy_ci(self) -> IntervalArray:
+        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
+        ``low``); ``occupancy_ci(level)`` gives another level."""
+        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
 
-    def response_time_ci(self, level=0.95):
-        """Student-t interval ``(lo, hi)`` for :attr:`response_time`."""
-        from qlib.sim.result import _t_interval
-        lo, hi = _t_interval(self.response_time, self.response_time_se, self.batches - 1, level)
-        return float(lo), float(hi)
+    @functools.cached_property
+    def response_time_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
+        return _interval(self.response_time, self.response_time_se, self.batches - 1)
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
+        return self.lam
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server ``E[N]/n`` (time average)."""
+        return self.mean_tasks / self.n
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its batch-means standard error."""
+        x = self.batch_time[:, 0] / self.batch_length / self.n
+        return float(x.std(ddof=1) / math.sqrt(x.size))
+
+    @property
+    def mean_queue_length_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
+        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
 
 
 def _check_int(name, x, lo):

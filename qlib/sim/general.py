@@ -61,7 +61,7 @@ from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
 from qlib import _validate as V
-from qlib.sim.start import _check_args, _grow, _initial, _seed
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
@@ -373,7 +373,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
 
 
 # ------------------------------------------------------------- result ----
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GeneralSimulationResult(SimulationResult):
     """A :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` with general services.
 
@@ -384,7 +384,7 @@ class GeneralSimulationResult(SimulationResult):
 
     Attributes
     ----------
-    service : qlib.service.ServiceLaw
+    service : qlib.sim.service.ServiceLaw
         The service law.
     response_times : numpy.ndarray or None
         With ``record_response=True``: measured response times of the tasks
@@ -433,7 +433,7 @@ def _pool(X, burn_in):
 
 def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                      levels=None, record_dt=None, initial=None, progress=False,
-                     batches=None, service, record_response=False):
+                     batches=None, service, record_response=False, warn=True):
     """JSQ on a resampled graph with FIFO servers and general services.
 
     Called by :func:`qlib.simulate <qlib.sim.run.simulate>` when ``service`` is a law (or when
@@ -442,12 +442,14 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
 
     Parameters
     ----------
-    service : qlib.service.ServiceLaw or None or "exp"
+    service : qlib.sim.service.ServiceLaw or None or "exp"
         The service law (None/"exp": :func:`qlib.sim.service.exponential`).
     record_response : bool
         Also return the measured response time of every task leaving in
         ``[burn_in, t_end]`` (memory: 8 bytes per such task, plus 16 per
         task present).
+    warn : bool, default True
+        As for :func:`qlib.simulate <qlib.sim.run.simulate>`.
 
     Returns
     -------
@@ -456,12 +458,12 @@ def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     return _simulate_general(graph, lam, mu, t_end=t_end, burn_in=burn_in,
                              seed=seed, levels=levels, record_dt=record_dt,
                              initial=initial, progress=progress, batches=batches,
-                             service=service, record_response=record_response)
+                             service=service, record_response=record_response, warn=warn)
 
 
 def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                       levels=None, record_dt=None, initial=None, progress=False,
-                      batches=None, service, record_response=False, _fifo=None):
+                      batches=None, service, record_response=False, warn=True, _fifo=None):
     """:func:`simulate_general`; ``_fifo`` (tests and benchmarks only) forces
     the ring buffer (True) or the heap (False) instead of choosing the ring
     exactly when the law is deterministic.  The ring is exact only for
@@ -473,7 +475,8 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     if not isinstance(record_response, (bool, np.bool_)):
         raise TypeError("record_response must be a bool")
     record = bool(record_response)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches)
+    graph = _as_graph(graph)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)
@@ -556,11 +559,11 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     wall = time.perf_counter() - w0
     return _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches,
                    t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu, law,
-                   resp[:st[_NRESP]].copy() if record else None)
+                   resp[:st[_NRESP]].copy() if record else None, warn=warn)
 
 
 def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
-            burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp):
+            burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp, warn=True):
     """Time averages, batch-means errors and the result (as in simulate)."""
     blen = (t_end - burn_in) / nfine
     occ_f = integ[:nfine] / (n * blen)
@@ -571,7 +574,8 @@ def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end
         top = max(top, int(levels) + 1)
     top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
+                           warn=warn)
     return GeneralSimulationResult(
         occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),

@@ -31,7 +31,7 @@ from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS
                              _prefetch, _place, _place_local, _step)
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib import _validate as V
-from qlib.sim.start import _check_args, _grow, _initial, _seed
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
 
 __all__ = ['simulate_interleaved']
 
@@ -367,13 +367,13 @@ def _block(n):
 
 def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
                          levels=None, record_dt=None, initial=None,
-                         batches=None, depth=None, block=None):
+                         batches=None, depth=None, block=None, warn=True):
     """Independent runs of :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (exponential services),
     one per seed, advanced together in one interleaved loop.
 
     Parameters
     ----------
-    graph, lam, mu, t_end, burn_in, levels, record_dt, initial, batches
+    graph, lam, mu, t_end, burn_in, levels, record_dt, initial, batches, warn
         As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>`, the same for every run.
     seeds : sequence of (None, int >= 0 or numpy.random.SeedSequence)
         One per run; run ``r`` returns what ``simulate(..., seed=seeds[r])``
@@ -391,7 +391,8 @@ def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
     list of SimulationResult
         ``wall_time`` is the loop's time divided by the number of runs.
     """
-    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches)
+    graph = _as_graph(graph)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
     batches = None if batches is None else int(batches)
     seeds = list(seeds)
     R = len(seeds)
@@ -500,7 +501,7 @@ def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
         occ, occ_f = occ[:top], occ_f[:, :top]
         fields = _batch_fields(occ, occ_f, np.ascontiguousarray(rsum[r]),
                                np.ascontiguousarray(rcnt[r]), nfine, blen, batches,
-                               t_end - burn_in)
+                               t_end - burn_in, warn=warn)
         s = st[r]
         out.append(SimulationResult(
             occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 
 from qlib.sim.result import ReplicationResult
 from qlib.sim.service import check_law
-from qlib.sim.start import _check_args, _seed, _warn_unstable
+from qlib.sim.start import _as_graph, _check_args, _seed, _warn_unstable
 from qlib.sim.run import simulate
 
 __all__ = ['replicate']
@@ -63,27 +62,30 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
         raise TypeError(f"interleave must be True or False, got {interleave!r}")
     if "seed" in simulate_kwargs:
         raise TypeError("pass the root seed as seed=")
+    if "warn" in simulate_kwargs:
+        raise TypeError("replicate's runs never warn about their batch means (the intervals "
+                        "come from the replications): do not pass warn=")
+    # convert once, before anything reads graph.n (a networkx graph included)
+    graph = _as_graph(graph)
     progress = bool(simulate_kwargs.pop("progress", False))
     # validate once, in the caller's thread, so errors are raised here
     if "t_end" not in simulate_kwargs:
         raise TypeError("replicate() needs t_end= (passed on to simulate)")
     if "service" in simulate_kwargs:
         check_law(simulate_kwargs["service"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        _check_args(graph, lam, mu, simulate_kwargs["t_end"],
-                    simulate_kwargs.get("burn_in", 0.0),
-                    simulate_kwargs.get("batches", None), simulate_kwargs.get("allow_unstable", False))
+    _check_args(graph, lam, mu, simulate_kwargs["t_end"], simulate_kwargs.get("burn_in", 0.0),
+                simulate_kwargs.get("batches", None), simulate_kwargs.get("allow_unstable", False),
+                warn=False)
     if float(lam) >= 1:
         _warn_unstable(lam, stacklevel=3)
     ss, seed_out = _seed(seed)
     children = ss.spawn(R)
     w0 = time.perf_counter()
 
+    # the runs' own warnings (batch means, lam >= 1) are switched off by argument: a
+    # warnings filter is process-global and not thread-safe
     def one(c):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return simulate(graph, lam, mu, seed=c, **simulate_kwargs)
+        return simulate(graph, lam, mu, seed=c, warn=False, **simulate_kwargs)
 
     bar = None
     if progress:
@@ -144,10 +146,8 @@ def _interleaved(graph, lam, mu, children, n_jobs, bar, kw):
     results = [None] * R
 
     def run(idx):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return simulate_interleaved(graph, lam, mu, seeds=[children[i] for i in idx],
-                                        **kw)
+        return simulate_interleaved(graph, lam, mu, seeds=[children[i] for i in idx],
+                                    warn=False, **kw)
 
     if n_jobs == 1 or len(groups) == 1:
         outs = map(run, groups)

@@ -4,105 +4,19 @@ from __future__ import annotations
 import math
 import numpy as np
 from dataclasses import dataclass
+from qlib.stats._results import ResultIO
 from qlib import stats
 
 __all__ = ['SimulationResult', 'ReplicationResult', 'Interval', 'IntervalArray']
 
 
-# ----------------------------------------------------------- intervals ----
-def _t_interval(center, se, dof, level):
-    """``center ∓ t_{(1+level)/2, dof} se`` (nan when ``dof < 1``)."""
-    level = stats.intervals._check_level(level)
-    c, s = np.asarray(center, float), np.asarray(se, float)
-    tq = float(stats.t_quantile(0.5 + level / 2, dof)) if dof >= 1 else math.nan
-    return c - tq * s, c + tq * s
-
-
-class Interval(tuple):
-    """A 95 % interval ``(lo, hi)`` that, called with a level, gives the
-    Student-t interval at that level: ``r.response_time_ci`` is the 95 %
-    pair, ``r.response_time_ci(0.99)`` the 99 % one (same centre, same
-    standard error, ``dof`` degrees of freedom).
-
-    Attributes
-    ----------
-    center, se : float
-        The point estimate and its standard error.
-    dof : int
-        Degrees of freedom of the t quantile (``batches − 1``).
-    """
-
-    def __new__(cls, pair, center=math.nan, se=math.nan, dof=0):
-        self = super().__new__(cls, tuple(pair))
-        self.center, self.se, self.dof = center, se, int(dof)
-        return self
-
-    def __call__(self, level=0.95):
-        if level == 0.95:
-            return self
-        lo, hi = _t_interval(self.center, self.se, self.dof, level)
-        return Interval((float(lo), float(hi)), self.center, self.se, self.dof)
-
-    def __reduce__(self):
-        return (Interval, (tuple(self), self.center, self.se, self.dof))
-
-
-def _interval_array(data, center, se, dof):
-    return IntervalArray(data, center, se, dof)
-
-
-class IntervalArray(np.ndarray):
-    """The 95 % intervals of a vector, shape ``(2, K+1)`` (row 0 lower, row 1
-    upper), that, called with a level, give the Student-t intervals at that
-    level: ``r.occupancy_ci[1]`` is the 95 % upper row, ``r.occupancy_ci(0.99)``
-    the 99 % array.  Indexing and arithmetic give plain arrays.
-
-    Attributes
-    ----------
-    center, se : ndarray, shape (K+1,)
-        The point estimates and their standard errors.
-    dof : int
-        Degrees of freedom of the t quantile (``batches − 1``).
-    """
-
-    def __new__(cls, data, center=None, se=None, dof=0):
-        obj = np.array(data, dtype=float, copy=True).view(cls)
-        obj.center = None if center is None else np.asarray(center, float)
-        obj.se = None if se is None else np.asarray(se, float)
-        obj.dof = int(dof)
-        return obj
-
-    def __array_finalize__(self, obj):
-        self.center = getattr(obj, "center", None)
-        self.se = getattr(obj, "se", None)
-        self.dof = getattr(obj, "dof", 0)
-
-    def __array_wrap__(self, arr, context=None, return_scalar=False):
-        out = np.asarray(arr)
-        return out[()] if return_scalar else out
-
-    def __getitem__(self, key):
-        return np.asarray(self)[key]
-
-    def __repr__(self):
-        return repr(np.asarray(self))
-
-    def __call__(self, level=0.95):
-        if level == 0.95:
-            return self
-        if self.center is None or self.se is None or self.shape != (2,) + self.center.shape:
-            raise ValueError("this array does not carry the centres and standard errors of "
-                             "its intervals (a reshaped view?), so it has no other level")
-        return IntervalArray(np.vstack(_t_interval(self.center, self.se, self.dof, level)),
-                             self.center, self.se, self.dof)
-
-    def __reduce__(self):
-        return (_interval_array, (np.asarray(self), self.center, self.se, self.dof))
+# the one interval type lives in qlib.stats (re-exported here, where results use it)
+from qlib.stats.intervals import Interval, IntervalArray, _t_interval  # noqa: E402,F401
 
 
 # ------------------------------------------------------------- results ----
-@dataclass(frozen=True)
-class SimulationResult:
+@dataclass(frozen=True, repr=False)
+class SimulationResult(ResultIO):
     """Result of :func:`~qlib.sim.run.simulate`.
 
     Attributes
@@ -204,14 +118,45 @@ class SimulationResult:
                         self.batches - 1 if self.batches else 0)
 
     @property
-    def response_time(self):
+    def response_time(self) -> float:
         """The mean response time (``mean_response_time``)."""
         return self.mean_response_time
 
     @property
-    def response_time_se(self):
+    def response_time_se(self) -> float:
         """Its batch-means standard error (``mean_response_time_se``)."""
         return self.mean_response_time_se
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``n λ`` (``lam`` is per server)."""
+        return self.n * self.lam
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)`` (time average); by
+        Little's law it estimates ``lam · response_time``."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its batch-means standard error (same batches as ``occupancy_se``)."""
+        b = self.batch_occupancy
+        if b is None or b.shape[0] < 2:
+            return float("nan")
+        x = b[:, 1:].sum(axis=1)
+        return float(x.std(ddof=1) / math.sqrt(x.size))
+
+    @property
+    def mean_queue_length_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of ``mean_queue_length``."""
+        return _scalar_interval(self.mean_queue_length, self.mean_queue_length_se,
+                                self.batches - 1 if self.batches else 0)
+
+
+def _scalar_interval(center, se, df):
+    """The 95 % :class:`Interval` ``center ± t se`` with ``df`` degrees of freedom."""
+    return Interval(_t_interval(center, se, df, 0.95), center, se, df)
 
 
 def _wrap_intervals(r, R, R_se, dof):
@@ -241,7 +186,7 @@ def _batch_series(occ_f):
     return np.column_stack([occ_f[:, cols], occ_f[:, 1:].sum(axis=1)]) if cols else occ_f[:, :1]
 
 
-def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
+def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=True):
     """The batch-means fields of a :class:`~qlib.sim.result.SimulationResult` (s.e., Student-t
     intervals, batch series and their diagnostics) from the fine slices of a
     run: ``occ_f`` (time averages of the occupancy per slice), ``rsum`` and
@@ -250,8 +195,9 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` on ``_batch_series``
     (the rules shared with ``simulate_jsq``); it warns when the window is too
     short for 10 batches of 20 correlation lengths or the batch means stay
-    correlated (family-wise 1 % lag-1 test)."""
-    sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches, stacklevel=3)
+    correlated (family-wise 1 % lag-1 test), unless ``warn`` is False."""
+    sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches,
+                             warn=warn, stacklevel=3)
     occ_b = sb.means(occ_f[:nfine])
     k = sb.n_batches
     rs_b = sb.sums(rsum[:nfine])
@@ -273,8 +219,8 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window):
 
 
 # ----------------------------------------------------------- replicate ----
-@dataclass(frozen=True)
-class ReplicationResult:
+@dataclass(frozen=True, repr=False)
+class ReplicationResult(ResultIO):
     """Result of :func:`~qlib.sim.replicate.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
     Attributes
@@ -326,9 +272,41 @@ class ReplicationResult:
                         self.replications - 1)
 
     @property
-    def response_time(self):
+    def response_time(self) -> float:
         """The mean response time (``mean_response_time``)."""
         return self.mean_response_time
+
+    @property
+    def n(self) -> int:
+        """Number of servers (of the runs)."""
+        return self.results[0].n
+
+    @property
+    def lam(self) -> float:
+        """Arrival rate per server (of the runs)."""
+        return self.results[0].lam
+
+    @property
+    def lam_total(self) -> float:
+        """The total arrival rate ``n λ``."""
+        return self.n * self.lam
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean over replications of each run's ``mean_queue_length`` (tasks per server)."""
+        return float(np.mean([r.mean_queue_length for r in self.results]))
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its standard error over replications."""
+        x = np.array([r.mean_queue_length for r in self.results])
+        return float(x.std(ddof=1) / math.sqrt(x.size))
+
+    @property
+    def mean_queue_length_ci(self) -> Interval:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` over replications."""
+        return _scalar_interval(self.mean_queue_length, self.mean_queue_length_se,
+                                self.replications - 1)
 
     @property
     def mean_response_time_se(self):

@@ -18,7 +18,8 @@ __all__ = ['simulate']
 # ------------------------------------------------------------ simulate ----
 def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
              levels=None, record_dt=None, initial=None, progress=False,
-             batches=None, service=None, record_response=False, allow_unstable=False):
+             batches=None, service=None, record_response=False, allow_unstable=False,
+             warn=True):
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
@@ -63,10 +64,10 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         on the run (see ``occupancy_se``), and a ``RuntimeWarning`` says when
         the run is too short. An int >= 2 forces that many equal batches
         (no check that they are long enough).
-    service : None, "exp" or qlib.service.ServiceLaw
+    service : None, "exp" or qlib.sim.service.ServiceLaw
         None or "exp": Exp(1) services, this module's kernel (unchanged).
         A law of :mod:`qlib.sim.service`: FIFO servers, service times drawn
-        from it at the start of service (``qlib._general.simulate_general``,
+        from it at the start of service (``qlib.sim.general.simulate_general``,
         which returns a ``GeneralSimulationResult``).
     record_response : bool
         Also return every task's measured response time (runs the
@@ -76,6 +77,10 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         Run ``lam >= 1`` with ``burn_in > 0`` too (exponential services
         only); refused by default, since a burn-in promises a stationary
         window that an unstable system never reaches.
+    warn : bool, default True
+        Issue this run's ``RuntimeWarning`` s (batch means too short or
+        correlated, ``lam >= 1``). :func:`~qlib.sim.replicate.replicate` passes
+        False: its intervals come from the replications, not the batches.
 
     Returns
     -------
@@ -91,9 +96,9 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                 graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
                 levels=levels, record_dt=record_dt, initial=initial,
                 progress=progress, batches=batches, service=service,
-                record_response=record_response))
+                record_response=record_response, warn=warn))
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
-                                          batches, allow_unstable)
+                                          batches, allow_unstable, warn)
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)
@@ -184,7 +189,8 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
         top = max(top, int(levels) + 1)
     top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in)
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
+                          warn=warn)
     return _transient(SimulationResult(
         occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
         paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),

@@ -275,9 +275,9 @@ def check_law(service):
     if isinstance(service, ServiceLaw):
         return service
     if isinstance(service, str):
-        raise ValueError(f"service must be None, 'exp' or a qlib.service law, "
+        raise ValueError(f"service must be None, 'exp' or a qlib.sim.service law, "
                          f"got {service!r}")
-    raise TypeError("service must be None, 'exp' or a qlib.service.ServiceLaw, "
+    raise TypeError("service must be None, 'exp' or a qlib.sim.service.ServiceLaw, "
                     f"got {type(service).__name__}")
 
 

@@ -104,11 +104,12 @@ def _as_graph(graph):
                     f"qlib.graphs.from_edges), got {type(graph).__name__}")
 
 
-def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
+def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, warn=True):
     """Check simulate's common arguments; return ``lam, mu, t_end, burn_in`` as floats.
 
     ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
-    or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` (the result's
+    or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` unless ``warn`` is
+    False (the result's
     standard errors are then NaN, see ``_transient``); with ``burn_in >
     0`` and ``allow_unstable=False`` it is refused.
     """
@@ -130,7 +131,8 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False):
             raise ValueError(f"lam must be < 1 when burn_in > 0 (the system "
                              f"is unstable for lam >= 1), got lam={lam}; pass "
                              "allow_unstable=True for a transient run")
-        _warn_unstable(lam, stacklevel=4)
+        if warn:
+            _warn_unstable(lam, stacklevel=4)
     if batches is None:
         return lam, mu, t_end, burn_in
     V.integer(batches, "batches", lo=2)

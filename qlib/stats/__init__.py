@@ -44,7 +44,8 @@ critical values, replications needed), :mod:`qlib.stats.equivalence`
 :mod:`qlib.stats.burn_in` (burn-in tests), :mod:`qlib.stats.verdict`
 (one-line verdicts and a chapter's checks table).
 """
-from qlib.stats.intervals import ReplicationCI, replication_ci, t_quantile  # noqa: F401
+from qlib.stats.intervals import (Interval, IntervalArray, ReplicationCI,  # noqa: F401
+                                  replication_ci, t_quantile)
 from qlib.stats.families import (Family, critical_value, detectable,  # noqa: F401
                                  replications_needed, sigma_upper, simultaneous)
 from qlib.stats.equivalence import Equivalence, equivalence, replications_for_equivalence  # noqa: F401
@@ -55,7 +56,7 @@ from qlib.stats.burn_in import (BurnIn, BurnInFamily, burn_in_check, burn_in_fam
                                 leftover_bias)
 from qlib.stats.verdict import Check, Checks, level_one_check  # noqa: F401
 
-__all__ = ["replication_ci", "ReplicationCI", "iat", "batch_means", "BatchMeans",
+__all__ = ["replication_ci", "ReplicationCI", "Interval", "IntervalArray", "iat", "batch_means", "BatchMeans",
            "simultaneous", "Family", "detectable", "loglog_slope", "LogLogFit",
            "burn_in_check", "BurnIn", "burn_in_family", "BurnInFamily", "t_quantile",
            "lag1_threshold", "critical_value",

@@ -7,7 +7,7 @@ import numpy as np
 from dataclasses import dataclass
 from scipy import stats as _st
 
-__all__ = ['replication_ci', 'ReplicationCI', 't_quantile']
+__all__ = ['replication_ci', 'ReplicationCI', 't_quantile', 'Interval', 'IntervalArray']
 
 
 # ---------------------------------------------------------------- validation
@@ -74,21 +74,25 @@ def _scalar(a):
 # ---------------------------------------------------------------- replications
 
 class _Interval:
-    """``lo``, ``hi`` and ``covers`` of ``mean ± half_width`` (shared by the results)."""
+    """``low``, ``high`` and ``covers`` of ``mean ± half_width`` (shared by the results;
+    ``lo``/``hi`` are the same ends under their old names)."""
 
     @property
-    def lo(self):
+    def low(self):
         """Lower end of the interval."""
         return self.mean - self.half_width
 
     @property
-    def hi(self):
+    def high(self):
         """Upper end of the interval."""
         return self.mean + self.half_width
 
+    lo = low
+    hi = high
+
     def covers(self, value):
         """True where ``value`` lies in the interval."""
-        return (self.lo <= value) & (value <= self.hi)
+        return (self.low <= value) & (value <= self.high)
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,163 @@ class ReplicationCI(_Interval):
     half_width: object
     df: int
     level: float
+
+
+def _t_interval(center, se, df, level):
+    """``center ∓ t_{(1+level)/2, df} se`` (nan when ``df < 1``)."""
+    level = _check_level(level)
+    c, s = np.asarray(center, float), np.asarray(se, float)
+    tq = float(t_quantile(0.5 + level / 2, df)) if df >= 1 else math.nan
+    return c - tq * s, c + tq * s
+
+
+class Interval(tuple):
+    """A confidence interval ``(low, high)``: stored, unpacked, called for another level.
+
+    The one interval type of qlib's results (a vector of intervals is an
+    :class:`IntervalArray`). It is a tuple, so ``low, high = r.response_time_ci``
+    works; its fields are named like scipy's ``ConfidenceInterval``; called with a
+    level it gives the Student-t interval at that level around the same estimate
+    with the same standard error and degrees of freedom.
+
+    Attributes
+    ----------
+    low, high : float
+        The ends (also ``lo``, ``hi``).
+    level : float
+        Its confidence level (0.95 unless made otherwise).
+    df : int
+        Degrees of freedom of the t quantile (``batches − 1`` or
+        ``replications − 1``; also ``dof``).
+    center, se : float
+        The point estimate and its standard error.
+
+    Examples
+    --------
+    >>> from qlib.stats import Interval
+    >>> ci = Interval((0.9, 1.1), center=1.0, se=0.05, df=9)
+    >>> low, high = ci
+    >>> ci.level, ci.df, low
+    (0.95, 9, 0.9)
+    >>> round(ci(0.99).high, 4)
+    1.1625
+    """
+
+    def __new__(cls, pair, center=math.nan, se=math.nan, df=0, level=0.95):
+        low, high = (float(x) for x in pair)
+        self = super().__new__(cls, (low, high))
+        self.center, self.se, self.df, self.level = float(center), float(se), int(df), float(level)
+        return self
+
+    @property
+    def low(self) -> float:
+        """Lower end."""
+        return self[0]
+
+    @property
+    def high(self) -> float:
+        """Upper end."""
+        return self[1]
+
+    lo = low
+    hi = high
+
+    @property
+    def dof(self) -> int:
+        """Degrees of freedom (the old name of ``df``)."""
+        return self.df
+
+    def __call__(self, level: float = 0.95) -> "Interval":
+        if level == self.level:
+            return self
+        low, high = _t_interval(self.center, self.se, self.df, level)
+        return Interval((float(low), float(high)), self.center, self.se, self.df, float(level))
+
+    def __repr__(self):
+        return (f"Interval(low={self.low:.6g}, high={self.high:.6g}, level={self.level:g}, "
+                f"df={self.df})")
+
+    def __reduce__(self):
+        return (Interval, (tuple(self), self.center, self.se, self.df, self.level))
+
+
+def _interval_array(data, center, se, df, level=0.95):
+    return IntervalArray(data, center, se, df, level)
+
+
+class IntervalArray(np.ndarray):
+    """Confidence intervals of a vector, shape ``(2, ...)``: row 0 ``low``, row 1 ``high``.
+
+    The vector form of :class:`Interval`, with the same fields: ``low`` and
+    ``high`` (rows; also ``lo``, ``hi``), ``level``, ``df`` (also ``dof``),
+    ``center`` and ``se``; ``low, high = r.occupancy_ci`` unpacks it and
+    ``r.occupancy_ci(0.99)`` gives the Student-t intervals at another level.
+    Indexing and arithmetic give plain arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qlib.stats import IntervalArray
+    >>> ci = IntervalArray([[0.8, 1.8], [1.2, 2.2]], center=[1.0, 2.0], se=[0.1, 0.1], df=20)
+    >>> ci.high
+    array([1.2, 2.2])
+    >>> ci(0.5).level
+    0.5
+    """
+
+    def __new__(cls, data, center=None, se=None, df=0, level=0.95):
+        obj = np.array(data, dtype=float, copy=True).view(cls)
+        obj.center = None if center is None else np.asarray(center, float)
+        obj.se = None if se is None else np.asarray(se, float)
+        obj.df = int(df)
+        obj.level = float(level)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.center = getattr(obj, "center", None)
+        self.se = getattr(obj, "se", None)
+        self.df = getattr(obj, "df", 0)
+        self.level = getattr(obj, "level", 0.95)
+
+    def __array_wrap__(self, arr, context=None, return_scalar=False):
+        out = np.asarray(arr)
+        return out[()] if return_scalar else out
+
+    def __getitem__(self, key):
+        return np.asarray(self)[key]
+
+    def __repr__(self):
+        return repr(np.asarray(self))
+
+    @property
+    def low(self) -> np.ndarray:
+        """Lower ends (row 0)."""
+        return np.asarray(self)[0]
+
+    @property
+    def high(self) -> np.ndarray:
+        """Upper ends (row 1)."""
+        return np.asarray(self)[1]
+
+    lo = low
+    hi = high
+
+    @property
+    def dof(self) -> int:
+        """Degrees of freedom (the old name of ``df``)."""
+        return self.df
+
+    def __call__(self, level: float = 0.95) -> "IntervalArray":
+        if level == self.level:
+            return self
+        if self.center is None or self.se is None or self.shape != (2,) + self.center.shape:
+            raise ValueError("this array does not carry the centres and standard errors of "
+                             "its intervals (a reshaped view?), so it has no other level")
+        return IntervalArray(np.stack(_t_interval(self.center, self.se, self.df, level)),
+                             self.center, self.se, self.df, float(level))
+
+    def __reduce__(self):
+        return (_interval_array, (np.asarray(self), self.center, self.se, self.df, self.level))
 
 
 def replication_ci(x, level=0.95):

@@ -82,7 +82,8 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         ``occupancy_mean`` and ``occupancy_se`` (Student-t s.e. across
         replications, as ``replicate``), ``occupancy_batch_se`` (batch means,
         per run), ``R``, ``R_mean``, ``R_se``, ``R_batch_se``,
-        ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
+        ``mean_queue_length`` (per run: tasks per server), ``mean_queue_length_mean`` and
+        ``mean_queue_length_se`` (across replications), ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
         each run, dimension ``batch``), ``n_batches``, ``events``,
         ``kernel_seconds``, ``cpu_seconds``. Attributes: ``qlib_version``,
         ``seed``, ``replications``, ``t_end``, ``burn_in``, ``batches`` (0:
@@ -288,3 +289,17 @@ def replication_result(ds, **coords):
         mean_response_time=rm, response_time_se=rse,
         response_time_ci=(rm - tq * rse, rm + tq * rse), replications=R,
         seed=ds.attrs.get("seed"), results=runs, wall_time=float(c.cpu_seconds))
+
+
+class _SweepPackage(type(os)):
+    """The package ``qlib.sweep``, callable as its function :func:`sweep`, so that
+    ``qlib.sweep(grid, ...)`` runs a sweep while ``import qlib.sweep as s`` still gives
+    the package (``s.replication_result``, ``s.open_store``): no function hides it."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _SweepPackage

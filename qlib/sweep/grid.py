@@ -6,7 +6,6 @@ import inspect
 import json
 import math
 import time
-import warnings
 import numpy as np
 from collections.abc import Mapping, Sequence
 from itertools import product
@@ -342,7 +341,9 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         replications), ``R``, ``R_batch_se``, ``se_reliable``, ``events``,
         ``kernel_seconds``, ``n_batches`` (replication), ``batch_R``
         (replication, batch; NaN beyond a run's batches), ``batch_occupancy``
-        (replication, batch, level), ``R_mean``, ``R_se`` and ``cpu_seconds``
+        (replication, batch, level), ``R_mean``, ``R_se``, ``mean_queue_length``
+        (replication; tasks per server, ``Σ_{i≥1} q(i)``), its ``mean_queue_length_mean`` and
+        ``mean_queue_length_se`` across replications, and ``cpu_seconds``
         (the thread CPU time of the whole point, graph and initial state
         included).
     """
@@ -350,13 +351,12 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
     c0 = time.thread_time()
     g = graph_for(point, seed)
     x0 = initial_for(point, seed, g)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rr = replicate(g, float(point["lam"]), float(point.get("mu", 0.0)),
-                       replications=replications, seed=point_seed(seed, point), n_jobs=1,
-                       t_end=float(point.get("t_end", t_end)),
-                       burn_in=float(point.get("burn_in", burn_in)),
-                       batches=point.get("batches", batches), initial=x0)
+    # replicate switches its runs' batch-means warnings off by argument (thread-safe)
+    rr = replicate(g, float(point["lam"]), float(point.get("mu", 0.0)),
+                   replications=replications, seed=point_seed(seed, point), n_jobs=1,
+                   t_end=float(point.get("t_end", t_end)),
+                   burn_in=float(point.get("burn_in", burn_in)),
+                   batches=point.get("batches", batches), initial=x0)
     cpu = time.thread_time() - c0
     L = rr.occupancy.size
     res = rr.results
@@ -377,6 +377,9 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         R=np.array([r.mean_response_time for r in res], float),
         R_batch_se=np.array([r.mean_response_time_se for r in res], float),
         R_mean=np.float64(rr.mean_response_time), R_se=np.float64(rr.response_time_se),
+        mean_queue_length=np.array([r.mean_queue_length for r in res], float),
+        mean_queue_length_mean=np.float64(rr.mean_queue_length),
+        mean_queue_length_se=np.float64(rr.mean_queue_length_se),
         se_reliable=np.array([r.se_reliable for r in res], bool),
         batch_R=np.array([pad_b(r.batch_response_time) for r in res]),
         batch_occupancy=np.array([pad_b(r.batch_occupancy) for r in res]),

@@ -1,0 +1,172 @@
+"""Looking at and keeping a result: a one-screen repr, summary(), to_dict(), to_xarray() and back."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+__all__ = ["ResultIO"]
+
+#: the quantities a summary shows, in this order, when the result has them
+_SUMMARY = ("occupancy", "mean_queue_length", "response_time", "p_wait")
+
+
+def _short(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"array{v.shape}"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (tuple, list)) and len(v) > 4:
+        return f"{type(v).__name__}[{len(v)}]"
+    return repr(v)
+
+
+class ResultIO:
+    """Mixin of the frozen result dataclasses: ``repr`` in one screen (whatever the
+    number of replications or levels), :meth:`summary`, :meth:`to_dict`,
+    :meth:`to_xarray` and :meth:`from_dict`."""
+
+    _registry: dict = {}
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        ResultIO._registry[cls.__name__] = cls
+
+    #: the inputs shown first by ``repr``
+    _inputs = ("n", "lam", "mu", "beta", "t_end", "burn_in", "replications", "batches")
+
+    def _estimates(self):
+        out = []
+        for name in _SUMMARY:
+            try:
+                v = getattr(self, name)
+            except AttributeError:
+                continue
+            if name == "occupancy":
+                v = np.asarray(v)
+                if v.ndim != 1:
+                    continue
+                for i in range(1, min(v.size, 4)):
+                    se = np.asarray(getattr(self, "occupancy_se", np.full(v.size, math.nan)))
+                    out.append((f"q({i})", float(v[i]), float(se[i]) if se.size > i else math.nan))
+                continue
+            if np.ndim(v) != 0:
+                continue
+            se = getattr(self, name + "_se", math.nan)
+            se = float(se) if np.ndim(se) == 0 and se is not None else math.nan
+            out.append((name, float(v), se))
+        return out
+
+    def __repr__(self) -> str:
+        head = [f"{k}={_short(getattr(self, k))}" for k in self._inputs if hasattr(self, k)]
+        est = [f"{k}={v:.6g}" + ("" if math.isnan(se) else f"±{se:.2g}") for k, v, se in self._estimates()]
+        return f"{type(self).__name__}({', '.join(head + est)})"
+
+    def summary(self) -> str:
+        """A small table of the main estimates: quantity, estimate, standard error, 95 % interval.
+
+        Returns
+        -------
+        str
+            One line per quantity (the first occupancy levels, the mean queue
+            length, the mean response time, and ``p_wait`` where there is one).
+        """
+        rows = [f"{type(self).__name__}: " + ", ".join(
+            f"{k}={_short(getattr(self, k))}" for k in self._inputs if hasattr(self, k))]
+        rows.append(f"{'quantity':<18}{'estimate':>12}{'s.e.':>11}{'95% interval':>26}")
+        df = getattr(self, "batches", 0) or 0
+        from qlib.stats.intervals import _t_interval
+        for k, v, se in self._estimates():
+            if math.isnan(se) or df < 2:
+                ci = ""
+            else:
+                low, high = _t_interval(v, se, df - 1, 0.95)
+                ci = f"[{float(low):.5g}, {float(high):.5g}]"
+            rows.append(f"{k:<18}{v:>12.6g}{'' if math.isnan(se) else format(se, '.3g'):>11}{ci:>26}")
+        return "\n".join(rows)
+
+    def to_dict(self) -> dict:
+        """The result's fields as a plain dict (arrays stay numpy arrays; nested results
+        become dicts; intervals become ``(low, high)`` tuples); :meth:`from_dict` reads it back.
+
+        Returns
+        -------
+        dict
+            Every dataclass field, plus ``"type"`` (the class name).
+        """
+        out = {"type": type(self).__name__}
+        for f in dataclasses.fields(self):
+            if f.name.startswith("_"):
+                continue
+            v = getattr(self, f.name)
+            if isinstance(v, tuple) and v and isinstance(v[0], ResultIO):
+                v = [r.to_dict() for r in v]
+            elif isinstance(v, np.ndarray):
+                v = np.asarray(v).copy()
+            elif isinstance(v, tuple):
+                v = tuple(v)
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        """Rebuild a result from :meth:`to_dict`'s output.
+
+        Parameters
+        ----------
+        d : dict
+            As :meth:`to_dict` returns it.
+
+        Returns
+        -------
+        The result, of this class.
+
+        Raises
+        ------
+        ValueError
+            If ``d`` was made from another type of result.
+        """
+        if d.get("type", cls.__name__) != cls.__name__:
+            raise ValueError(f"d holds a {d.get('type')}, not a {cls.__name__}")
+        kw = {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        for k, v in d.items():
+            if k not in names:
+                continue
+            if isinstance(v, list) and v and isinstance(v[0], dict) and "type" in v[0]:
+                v = tuple(ResultIO._registry[x["type"]].from_dict(x) for x in v)
+            kw[k] = v
+        return cls(**kw)
+
+    def to_xarray(self):
+        """The estimates as an ``xarray.Dataset`` (needs xarray: ``qlib[sweep]``).
+
+        Scalars become 0-d variables, the occupancy and its standard error
+        variables along ``level``; the inputs are attributes.
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        import xarray as xr
+        dv, attrs = {}, {}
+        for k in self._inputs:
+            if hasattr(self, k):
+                v = getattr(self, k)
+                if np.ndim(v) == 0 and v is not None:
+                    attrs[k] = v if not isinstance(v, np.generic) else v.item()
+        for name in ("occupancy", "occupancy_se"):
+            v = getattr(self, name, None)
+            if v is not None and np.ndim(v) == 1:
+                dv[name] = (("level",), np.asarray(v, float))
+        for name in ("mean_queue_length", "response_time", "p_wait"):
+            for suffix in ("", "_se"):
+                try:
+                    v = getattr(self, name + suffix)
+                except AttributeError:
+                    continue
+                if v is not None and np.ndim(v) == 0:
+                    dv[name + suffix] = ((), float(v))
+        attrs["type"] = type(self).__name__
+        return xr.Dataset(dv, attrs=attrs)
