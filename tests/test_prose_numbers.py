@@ -95,7 +95,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.md")) + [ROOT / "intro.md"]
 ALLOWED: dict[str, set[str]] = {
     "model": {"n = 1500", "n = 5000", "n = 5001"},
     "best_degree": {"i < 200", "n = 1500"},
-    "equilibrium": {"[100, 140]", "t = 300", "at most a tenth of it"},
+    "equilibrium": {"[100, 140]", "t = 300", "a tenth of the detectable"},
     "tails": {"level 300)", "levels 200 and 2000"},
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of", "$n = 200$",
                         "$n = 100$", "window of 100", "or 200 ($", "200/n"},
