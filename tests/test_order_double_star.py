@@ -58,3 +58,25 @@ def test_capped_model_limits():
     assert capped_double_star(10**7, 0.9).R > m.R
     with pytest.raises(ValueError):
         capped_double_star(5000, 0.9, levels=0)
+
+
+def test_budget_helpers():
+    from qlib.meanfield import fluid
+    from qlib.meanfield.budget import (budget_vertices, optimal_law, project_to_budget,
+                                       response_time_many)
+    from qlib.meanfield.degrees import DegreeDistribution
+    for dbar in (1, 2, 1.5, 2.3):
+        p = optimal_law(dbar, 6)
+        assert abs(p.sum() - 1) < 1e-15 and abs(np.arange(7) @ p - dbar) < 1e-12
+        R = response_time_many(p, 0.9)[0]
+        assert abs(R - fluid.response_time(0.9, DegreeDistribution(p))) < 1e-12 * R
+        for v in budget_vertices(dbar, 6):
+            assert np.arange(7) @ v <= dbar + 1e-12 and abs(v.sum() - 1) < 1e-12
+    q = project_to_budget(np.ones(7), 2.0)
+    assert abs(np.arange(7) @ q - 2.0) < 1e-12
+    with pytest.raises(ValueError):
+        optimal_law(7, 6)
+    with pytest.raises(TypeError):
+        optimal_law(2, 6.0)
+    with pytest.raises(ValueError):
+        response_time_many([[0, 1.0]], 1.0)
