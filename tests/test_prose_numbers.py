@@ -108,6 +108,7 @@ ALLOWED: dict[str, set[str]] = {
     "ht_diffusion": {"n = 1000", "2000 time units", "The 2000 increments", "1999",
                      "twice the coefficient"},
     "ht_paths": {"n = 100", "n = 1000"},
+    "solver_check": {"below a tenth", "window of 4000"},
     "ht_waiting": {"n = 100", "200 instead of 20", "ten times longer",
                    "99.9%", "of 1000 time units",
                    "of 300 time units", "600 time units"},
