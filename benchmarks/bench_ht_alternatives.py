@@ -10,7 +10,10 @@ simulation for that point and says so).
 Run (minutes; n = 10^4 takes several minutes per beta; timings depend on
 the load of the machine):
     nice .venv/bin/python benchmarks/bench_ht_alternatives.py [--redo]
-Existing entries are kept unless --redo, except stale ones: an entry that
+Every row records the ``solver_version`` (qlib.halfin_whitt.SOLVER_VERSION)
+that wrote it; ``_solver_version`` is the oldest row's, and rows of an older
+solver are recomputed (tests/test_stored_chain_versions.py fails on an older
+file).  Existing entries are kept unless --redo, except stale ones: an entry that
 stores a quantity 0 with error 0 (an older solver gave a quantity absent
 from its final state set the error 0, though it is positive) is recomputed.
 """
@@ -19,7 +22,7 @@ import pathlib
 import sys
 import time
 
-from qlib.halfin_whitt import stationary_jsq
+from qlib.halfin_whitt import SOLVER_VERSION, stationary_jsq
 
 HERE = pathlib.Path(__file__).parent
 OUT = HERE / "ht_alternatives_chain.json"
@@ -34,12 +37,13 @@ def _stale(row):
     return any(row.get(k) == 0 and row.get("err", {}).get(k) == 0 for k in KEYS)
 
 
-def main(redo=False):
+def main(redo=False, ns=NS):
     data = json.loads(OUT.read_text()) if OUT.exists() and not redo else {}
     for beta in BETAS:
-        for n in NS:
+        for n in ns:
             key = f"{n}/{beta}"
-            if key in data and "p_wait" in data[key] and not _stale(data[key]):
+            row = data.get(key, {})
+            if "p_wait" in row and not _stale(row) and row.get("solver_version") == SOLVER_VERSION:
                 continue
             t0 = time.perf_counter()
             try:
@@ -47,14 +51,23 @@ def main(redo=False):
                 st = stationary_jsq(n, beta, tol=tol)
                 row = {k: float(getattr(st, k)) for k in KEYS}
                 row["err"] = {k: float(st.error_estimates[k]) for k in KEYS}
+                row["mean_waiting"] = float(st.mean_waiting)
+                row["mean_tasks"] = float(st.mean_tasks)
+                row["err"]["mean_waiting"] = float(st.error_estimates["mean_waiting"])
+                row["truncated_mass"] = float(st.truncated_mass)
                 row["tol"] = tol
             except Exception as e:  # record what the solver cannot do yet
                 row = {"error": f"{type(e).__name__}: {e}"[:300]}
             row["wall"] = time.perf_counter() - t0
+            row["solver_version"] = SOLVER_VERSION
             data[key] = row
+            data["_solver"] = "qlib.halfin_whitt.stationary_jsq (tol in each row)"
+            data["_solver_version"] = min(r.get("solver_version", 1) for k, r in data.items()
+                                          if not k.startswith("_"))
             OUT.write_text(json.dumps(data, indent=1))
             print(key, row, flush=True)
 
 
 if __name__ == "__main__":
-    main(redo="--redo" in sys.argv)
+    ns = tuple(int(a) for a in sys.argv[1:] if a.isdigit()) or NS
+    main(redo="--redo" in sys.argv, ns=ns)

@@ -15,7 +15,10 @@ Writes, for each beta in BETAS,
     beta = 1, n = 1000, from the empty and the overloaded start of that chapter.
 Run (minutes to hours, depending on the solver):
     nice .venv/bin/python benchmarks/bench_ht_constants.py [chain|grid|tight|paths] [beta ...]
-Existing entries are kept (delete the file to recompute the chain).
+Existing entries are kept unless an older solver wrote them: every chain row
+records the ``solver_version`` (qlib.halfin_whitt.SOLVER_VERSION) that wrote it,
+and the file's ``_solver_version`` is the oldest of its rows
+(tests/test_stored_chain_versions.py fails when it is older than the code's).
 """
 import json
 import math
@@ -26,6 +29,7 @@ import time
 import numpy as np
 
 import qlib.halfin_whitt
+from qlib.halfin_whitt import SOLVER_VERSION
 from qlib.halfin_whitt.stationary import chain_constants, ou_stationary
 
 HERE = pathlib.Path(__file__).parent
@@ -39,14 +43,15 @@ TIGHT_NS, TIGHT_TOL = (1000, 1400, 2000, 2800, 4000), 1e-12
 def run_chain(beta, data, ns=NS, tol=None):
     rows = data.setdefault(str(beta), {})
     for n in ns:
-        if str(n) in rows and "c" in rows[str(n)]:
+        if rows.get(str(n), {}).get("solver_version") == SOLVER_VERSION and "c" in rows[str(n)]:
             continue
         t0 = time.perf_counter()
         c0 = time.process_time()
         try:
             st = SOLVER(n, beta) if tol is None else SOLVER(n, beta, tol=tol)
         except Exception as e:          # record what the solver cannot do
-            rows[str(n)] = {"error": repr(e)[:200], "wall": time.perf_counter() - t0}
+            rows[str(n)] = {"error": repr(e)[:200], "wall": time.perf_counter() - t0,
+                            "solver_version": SOLVER_VERSION}
             yield
             continue
         k = chain_constants(st)
@@ -56,6 +61,7 @@ def run_chain(beta, data, ns=NS, tol=None):
         k["wall"] = time.perf_counter() - t0
         k["cpu"] = time.process_time() - c0
         k["states"] = int(len(st.pi)) if hasattr(st, "pi") else None
+        k["solver_version"] = SOLVER_VERSION
         rows[str(n)] = k
         yield
 
@@ -96,13 +102,19 @@ if __name__ == "__main__":
         what, f"ht_{what}.json")
     data = json.loads(out.read_text()) if out.exists() else {}
     if what == "chain":
-        data.setdefault("_solver", "qlib.halfin_whitt.stationary_jsq, default arguments "
-                        "(adaptive finite state projection, tol 1e-10)")
+        data["_solver"] = ("qlib.halfin_whitt.stationary_jsq, default arguments "
+                           "(adaptive finite state projection, tol 1e-10)")
     if what == "tight":
-        data.setdefault("_solver", f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}")
+        data["_solver"] = f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}"
     run = {"chain": run_chain, "grid": run_grid, "paths": run_paths,
            "tight": lambda b, d: run_chain(b, d, TIGHT_NS, TIGHT_TOL)}[what]
+    def oldest(d):
+        return min((r.get("solver_version", 1) for b, rows in d.items() if not b.startswith("_")
+                    for r in rows.values()), default=SOLVER_VERSION)
+
     for beta in betas:
         for _ in run(beta, data):
+            if what in ("chain", "tight"):
+                data["_solver_version"] = oldest(data)
             out.write_text(json.dumps(data, indent=1))
             print(beta, "done", flush=True)

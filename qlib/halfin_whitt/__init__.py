@@ -49,7 +49,7 @@ from qlib.halfin_whitt.stationary import (CONSTANTS, CRNEstimate, Extrapolation,
                                           OUStationary, chain_constants, crn_extrapolate,
                                           crn_functionals, default_box, extrapolate_inv_sqrt,
                                           ou_stationary, ou_stationary_grid)
-from qlib.halfin_whitt.chain import StationaryJSQ, stationary_jsq
+from qlib.halfin_whitt.chain import SOLVER_VERSION, StationaryJSQ, stationary_jsq
 from qlib.halfin_whitt.transient import TransientJSQ, transient_jsq
 from qlib.halfin_whitt.classical import erlang_c, halfin_whitt_alpha, jsq_d_fixed_point
 from qlib.halfin_whitt.jsq_d import JSQdResult, simulate_jsq_d
@@ -59,5 +59,5 @@ __all__ = ["simulate_jsq", "JSQResult", "simulate_tasks", "TasksResult", "thinne
            "ou_stationary", "OUStationary", "ou_stationary_grid", "OUGrid", "default_box",
            "chain_constants", "CONSTANTS", "extrapolate_inv_sqrt", "Extrapolation",
            "crn_functionals", "crn_extrapolate", "CRNEstimate",
-           "stationary_jsq", "StationaryJSQ", "transient_jsq", "TransientJSQ",
+           "stationary_jsq", "StationaryJSQ", "SOLVER_VERSION", "transient_jsq", "TransientJSQ",
            "erlang_c", "halfin_whitt_alpha", "jsq_d_fixed_point", "simulate_jsq_d", "JSQdResult"]

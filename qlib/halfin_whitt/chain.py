@@ -12,7 +12,15 @@ from qlib.stats._results import ResultIO
 from qlib.halfin_whitt import _fsp as _jsq_chain
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
 
-__all__ = ['stationary_jsq', 'StationaryJSQ']
+__all__ = ['stationary_jsq', 'StationaryJSQ', 'SOLVER_VERSION']
+
+#: Version of :func:`stationary_jsq`'s values and error estimates.  Bump it
+#: whenever a change can move a stored value or estimate; the benchmark files
+#: that store the solver's output record the version that wrote them, and
+#: ``tests/test_stored_chain_versions.py`` fails when a file is older.
+#: 1: estimates before the frontier-tail estimator (b01ec94);
+#: 2: error_estimates with the outside-mass term summed along the slow tail.
+SOLVER_VERSION = 2
 
 
 # ---------------------------------------------------------------- stationary

@@ -1,0 +1,54 @@
+"""The stored outputs of ``stationary_jsq`` are from today's solver.
+
+``benchmarks/ht_chain.json``, ``ht_chain_tight.json`` and
+``ht_alternatives_chain.json`` hold values and error estimates of
+:func:`qlib.halfin_whitt.stationary_jsq` that the Part III chapters read
+instead of recomputing.  Each records ``_solver_version``, the oldest
+``SOLVER_VERSION`` among its rows; when the solver changes (and its version is
+bumped) a file written by the older code fails here until it is regenerated
+with ``benchmarks/bench_ht_constants.py`` or ``bench_ht_alternatives.py``.
+"""
+import json
+import pathlib
+
+import pytest
+
+from qlib.halfin_whitt import SOLVER_VERSION
+
+BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _rows(data):
+    for key, val in data.items():
+        if key.startswith("_"):
+            continue
+        if "p_wait" in val or "error" in val:          # ht_alternatives_chain: "n/beta" -> row
+            yield key, val
+        else:                                           # ht_chain*: beta -> n -> row
+            for n, row in val.items():
+                yield f"{key}/{n}", row
+
+
+# Regeneration with SOLVER_VERSION 2 is under way: the cheap rows are redone, the
+# expensive ones (large n; tol 1e-12; n = 10^4, hours of CPU) are not yet.  Each such
+# file is marked here; the mark is strict, so the test fails (XPASS) the day the file
+# is complete and the mark must go.
+_PARTIAL = pytest.mark.xfail(strict=True, reason="rows of solver version 1 remain: regenerate with "
+                             "benchmarks/bench_ht_constants.py chain|tight, bench_ht_alternatives.py")
+
+
+@pytest.mark.parametrize("name", [pytest.param("ht_chain.json", marks=_PARTIAL),
+                                  pytest.param("ht_chain_tight.json", marks=_PARTIAL),
+                                  pytest.param("ht_alternatives_chain.json", marks=_PARTIAL)])
+def test_stored_chain_is_current(name):
+    data = json.loads((BENCH / name).read_text())
+    assert "_solver_version" in data, f"{name} records no solver version: regenerate it"
+    stale = [k for k, r in _rows(data) if r.get("solver_version", 1) < SOLVER_VERSION]
+    oldest = min((r.get("solver_version", 1) for _, r in _rows(data)), default=SOLVER_VERSION)
+    assert data["_solver_version"] == oldest, f"{name}: _solver_version disagrees with its rows"
+    assert not stale and oldest >= SOLVER_VERSION, (
+        f"{name} has rows from solver version < {SOLVER_VERSION} (regenerate them): {stale}")
+
+
+def test_version_is_an_int():
+    assert isinstance(SOLVER_VERSION, int) and SOLVER_VERSION >= 1
