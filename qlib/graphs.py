@@ -232,6 +232,13 @@ def from_networkx(G, name=None) -> Graph:
     ------
     TypeError
         If ``G`` is not an undirected ``networkx.Graph``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from qlib.graphs import from_networkx
+    >>> from_networkx(nx.cycle_graph(6)).n
+    6
     """
     import networkx as nx
     if not isinstance(G, nx.Graph) or G.is_directed():
@@ -249,7 +256,15 @@ def empty(n) -> Graph:
 
 
 def ring(n) -> Graph:
-    """Cycle on n vertices (n=1: isolated vertex, n=2: single edge)."""
+    """Cycle on n vertices (n=1: isolated vertex, n=2: single edge).
+
+    Examples
+    --------
+    >>> from qlib.graphs import ring
+    >>> g = ring(5)
+    >>> g.n, g.indices[g.indptr[0]:g.indptr[1]].tolist()
+    (5, [1, 4])
+    """
     n = _check_n(n)
     _check_size(n, 2 * n)
     if n == 1:
@@ -259,7 +274,14 @@ def ring(n) -> Graph:
 
 
 def complete(n) -> Graph:
-    """The complete graph on ``n`` vertices (JSQ over all servers)."""
+    """The complete graph on ``n`` vertices (JSQ over all servers).
+
+    Examples
+    --------
+    >>> from qlib.graphs import complete
+    >>> complete(4).n
+    4
+    """
     n = _check_n(n)
     _check_size(n, n * (n - 1))
     a, b = np.triu_indices(n, 1)
@@ -310,6 +332,13 @@ def random_regular(n, d, seed=None, max_tries=100) -> Graph:
     last pairing is used with self-loops/multi-edges *erased* (a few
     vertices then have degree < d; the probability of needing this is
     ~exp(-(d^2-1)/4) per try, so only matters for large d).
+
+    Examples
+    --------
+    >>> from qlib.graphs import random_regular
+    >>> g = random_regular(10, 3, seed=1)
+    >>> sorted(set((g.indptr[1:] - g.indptr[:-1]).tolist()))
+    [3]
     """
     n = _check_n(n)
     d = _check_n(d, "d", 0)
@@ -335,6 +364,12 @@ def erdos_renyi(n, c, seed=None) -> Graph:
     pairs, then drops self-loops and duplicates (the result is G(n, m')
     with m' slightly below m; the deficit is O(c^2) edges, negligible for
     the sparse regime this book uses).
+
+    Examples
+    --------
+    >>> from qlib.graphs import erdos_renyi
+    >>> erdos_renyi(100, 2.0, seed=1).n
+    100
     """
     n = _check_n(n)
     c = V.real(c, "c", lo=0, hi=(n - 1) if n > 1 else None)

@@ -137,6 +137,14 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     and without a buffer) the truncated occupancy grows with ``K``; the
     chapter *How large must n be?* takes ``K`` where one more level changes
     nothing to the digits used.
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution, exact
+    >>> c = exact.occupancy_chain(6, 0.8, DegreeDistribution.point(1), 6)
+    >>> L = 0.8 * (1 - c.blocking_probability) * c.response_time   # Little's law
+    >>> round(float(c.occupancy[1]), 4), abs(c.mean_queue_length - L) < 1e-12
+    (0.7989, True)
     """
     if not isinstance(degrees, DegreeDistribution):
         raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")

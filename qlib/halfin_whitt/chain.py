@@ -281,6 +281,13 @@ def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000):
     truncation.  ``λ_n P(wait) = E[Q_2]`` (balance of ``N − Q_1``) is *not*
     kept by the redirection (a representative row has another ``N − Q_1``),
     so its violation measures the redirection bias.
+
+    Examples
+    --------
+    >>> from qlib import stationary_jsq
+    >>> s = stationary_jsq(20, 1.0)
+    >>> round(s.p_wait, 4), abs(s.mean_queue_length - s.lam_total / s.n * s.response_time) < 1e-12
+    (0.1165, True)
     """
     n = _check_n(n)
     if n < 2:

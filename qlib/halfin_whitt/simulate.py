@@ -400,6 +400,15 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     only about 0.91 (its correlation tail is longer than the measured ``L``
     and its batch means are skewed), the other quantities 0.93–0.94. For a
     slowly mixing chain (small ``β``) prefer windows of thousands of ``L``.
+
+    Examples
+    --------
+    >>> from qlib import simulate_jsq
+    >>> r = simulate_jsq(50, 1.0, t_end=2000, burn_in=100, seed=1)
+    >>> r.n, r.response_time_ci.level
+    (50, 0.95)
+    >>> bool(r.p_wait_ci.low < r.p_wait < r.p_wait_ci.high)
+    True
     """
     n = _check_n(n)
     beta = _check_beta(beta, n)

@@ -197,6 +197,15 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     Integration: LSODA, ``rtol=1e-10``, ``atol=1e-14``, analytic tridiagonal
     Jacobian ``∂f_i/∂q(i-1) = λ g'(q(i-1))``, ``∂f_i/∂q(i) = −λ g'(q(i)) − 1``,
     ``∂f_i/∂q(i+1) = 1``, ``g(x) = x φ(x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> sol = fluid.solve(0.9, DegreeDistribution.point(2), np.array([1.0, 0.0]), [0.0, 50.0])
+    >>> round(float(sol.q[-1][1]), 3)
+    0.9
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
@@ -307,6 +316,14 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     The relative error of ``q*(i)`` is then a few ``ε |log q*(i)|``
     (``tests/test_fluid.py`` checks it against 60-digit arithmetic with a
     bound derived there).
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> q = fluid.equilibrium(0.9, DegreeDistribution.point(2))
+    >>> [round(float(x), 4) for x in q[:4]]
+    [1.0, 0.9, 0.6561, 0.2542]
     """
     lam = _check_lam(lam)
     _check_degrees(degrees)
@@ -501,6 +518,14 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
 
 
 def response_time(lam, degrees) -> float:
-    """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law)."""
+    """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law).
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> round(fluid.response_time(0.9, DegreeDistribution.point(2)), 4)
+    2.0279
+    """
     q = equilibrium(lam, degrees)
     return math.fsum(q[1:].tolist()) / float(lam)

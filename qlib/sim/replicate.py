@@ -45,6 +45,17 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     Returns
     -------
     ReplicationResult
+
+    Examples
+    --------
+    >>> import qlib
+    >>> rr = qlib.replicate(qlib.graphs.ring(500), 0.7, mu=1.0, replications=3, t_end=200,
+    ...                     burn_in=50, seed=1)
+    >>> rr.replications, rr.response_time_ci.df
+    (3, 2)
+    >>> low, high = rr.response_time_ci
+    >>> bool(low < rr.response_time < high)
+    True
     """
     if isinstance(replications, bool) or not isinstance(replications,
                                                         (int, np.integer)):

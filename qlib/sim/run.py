@@ -85,6 +85,15 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     Returns
     -------
     SimulationResult
+
+    Examples
+    --------
+    >>> import qlib
+    >>> r = qlib.simulate(qlib.graphs.ring(1000), 0.7, mu=1.0, t_end=200, burn_in=50, seed=1)
+    >>> r.n, r.lam, r.occupancy[0]
+    (1000, 0.7, np.float64(1.0000000000000044))
+    >>> bool(r.response_time_ci.low < r.response_time < r.response_time_ci.high)
+    True
     """
     graph = _as_graph(graph)
     if service is not None or record_response is not False:

@@ -273,7 +273,7 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
     --------
     >>> rng = np.random.default_rng(1)
     >>> bm = batch_means(rng.normal(size=20_000))
-    >>> bm.n_batches, round(bm.se * np.sqrt(20_000), 1)
+    >>> bm.n_batches, float(round(bm.se * np.sqrt(20_000), 1))
     (20, 1.0)
     """
     dt = _check_dt(dt)
