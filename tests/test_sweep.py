@@ -222,3 +222,15 @@ def test_seed_depends_on_the_point_only():
     g1, g2 = graph_for(rr, 7), graph_for({**rr, "lam": 0.9, "mu": 2.0, "initial": "mm1"}, 7)
     assert np.array_equal(g1.indices, g2.indices) and np.array_equal(g1.indptr, g2.indptr)
     assert not np.array_equal(g1.indices, graph_for(rr, 8).indices)
+
+
+def test_sweep_dataset_has_mean_queue_length(client):
+    ds = qlib.sweep(GRID, client=client, **KW)
+    pts, _, _ = points(GRID)
+    p = pts[0]
+    rr = _replicate_at(p)
+    cell = ds.sel(graph=p["graph"], n=p["n"], lam=p["lam"], mu=p["mu"])
+    np.testing.assert_array_equal(cell.mean_queue_length.values,
+                                  [r.mean_queue_length for r in rr.results])
+    assert cell.mean_queue_length_mean.item() == rr.mean_queue_length
+    assert cell.mean_queue_length_se.item() == rr.mean_queue_length_se

@@ -6,7 +6,7 @@ import numbers
 import warnings
 import numpy as np
 from dataclasses import dataclass
-from scipy import stats as _st
+from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 

@@ -146,11 +146,11 @@ def _assemble(pts, dims, shape, results, meta):
     blank("batch_R", (R, B), np.nan, float)
     blank("batch_occupancy", (R, B, L), np.nan, float)
     blank("n_batches", (R,), 0, np.int64)
-    for k in ("R", "R_batch_se", "kernel_seconds"):
+    for k in ("R", "R_batch_se", "kernel_seconds", "mean_queue_length"):
         blank(k, (R,), np.nan, float)
     blank("se_reliable", (R,), False, bool)
     blank("events", (R,), -1, np.int64)
-    for k in ("R_mean", "R_se", "cpu_seconds"):
+    for k in ("R_mean", "R_se", "cpu_seconds", "mean_queue_length_mean", "mean_queue_length_se"):
         blank(k, (), np.nan, float)
     for i, res in enumerate(results):
         if res is None:
@@ -195,7 +195,10 @@ def _assemble(pts, dims, shape, results, meta):
            "kernel_seconds": "seconds in the simulation kernel, per run",
            "batch_R": "R over each batch of each run (NaN beyond n_batches)",
            "batch_occupancy": "time average of q(i) over each batch of each run",
-           "n_batches": "number of batches of each run"}
+           "n_batches": "number of batches of each run",
+           "mean_queue_length": "time average of the tasks per server, sum of q(i) for i >= 1, "
+                                "in each run",
+           "mean_queue_length_se": "s.e. of mean_queue_length_mean across replications"}
     for k, d in doc.items():
         ds[k].attrs["description"] = d
     return ds
