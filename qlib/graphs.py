@@ -11,7 +11,7 @@ import numpy as np
 
 from qlib import _validate as V
 
-__all__ = ["Graph", "ring", "cliques", "double_star", "complete", "empty",
+__all__ = ["Graph", "ring", "torus", "grid", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
            "from_networkx", "interacting_pairs_per_vertex"]
 
@@ -271,6 +271,75 @@ def ring(n) -> Graph:
         return empty(1)
     a = np.arange(n)
     return _from_pairs(n, a, (a + 1) % n, "ring")
+
+
+def torus(rows: int, cols: int) -> Graph:
+    """The ``rows × cols`` torus: a grid whose rows and columns wrap around (degree 4).
+
+    Vertex ``r * cols + c`` sits at row ``r``, column ``c``; its neighbours are the
+    vertices one step up, down, left and right, modulo the sides.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Both ``>= 3`` (so that the four neighbours are distinct).
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rows`` or ``cols`` is not an int ``>= 3``.
+
+    Examples
+    --------
+    >>> from qlib.graphs import torus
+    >>> g = torus(3, 4)
+    >>> g.n, sorted(set((g.indptr[1:] - g.indptr[:-1]).tolist()))
+    (12, [4])
+    """
+    rows = V.integer(rows, "rows", lo=3)
+    cols = V.integer(cols, "cols", lo=3)
+    return _lattice(rows, cols, wrap=True)
+
+
+def grid(rows: int, cols: int) -> Graph:
+    """The ``rows × cols`` grid without wrap-around (degrees 2 to 4).
+
+    Vertex ``r * cols + c`` sits at row ``r``, column ``c``.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Both ``>= 1``.
+
+    Returns
+    -------
+    Graph
+
+    Examples
+    --------
+    >>> from qlib.graphs import grid
+    >>> g = grid(2, 3)
+    >>> g.n, int(g.indptr[-1]) // 2          # vertices and edges
+    (6, 7)
+    """
+    rows = V.integer(rows, "rows", lo=1)
+    cols = V.integer(cols, "cols", lo=1)
+    return _lattice(rows, cols, wrap=False)
+
+
+def _lattice(rows, cols, wrap):
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    if wrap:
+        right = np.column_stack([idx.ravel(), np.roll(idx, -1, axis=1).ravel()])
+        down = np.column_stack([idx.ravel(), np.roll(idx, -1, axis=0).ravel()])
+    else:
+        right = np.column_stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()])
+        down = np.column_stack([idx[:-1, :].ravel(), idx[1:, :].ravel()])
+    return from_edges(rows * cols, np.vstack([right, down]))
 
 
 def complete(n) -> Graph:

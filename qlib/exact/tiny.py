@@ -33,6 +33,7 @@ import functools
 from dataclasses import dataclass, field
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
+from qlib.sim.start import _as_graph
 from qlib.stats._results import ResultIO
 from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
@@ -105,9 +106,7 @@ class ExactResult(_LevelEstimates, ResultIO):
 
 
 def _check(graph, lam, mu, levels):
-    if not isinstance(graph, Graph):
-        raise TypeError("graph must be a qlib.graphs.Graph, got "
-                        f"{type(graph).__name__}")
+    graph = _as_graph(graph)
     if not 1 <= graph.n <= MAX_N:
         raise ValueError(f"graph.n must be in [1, {MAX_N}] for the exact "
                          f"solver, got {graph.n}")
@@ -328,7 +327,7 @@ def stationary(graph, lam, mu, levels):
 
     Parameters
     ----------
-    graph : qlib.graphs.Graph
+    graph : qlib.graphs.Graph or networkx.Graph
         Base graph on ``n <= 5`` positions.
     lam : float
         Arrival rate per server, ``λ > 0`` (``λ >= 1`` warns: only the
@@ -374,6 +373,7 @@ def stationary(graph, lam, mu, levels):
     >>> round(e.response_time, 4), round(float(e.occupancy[1]), 4)
     (1.5896, 0.7)
     """
+    graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
     lam, mu, L = _check(graph, lam, mu, levels)
     n = graph.n
     if mu == 0:

@@ -34,9 +34,8 @@ def _check_lam(lam) -> float:
 
 
 def _check_degrees(degrees) -> DegreeDistribution:
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    return degrees
+    # one rule everywhere: a law, a mapping {degree: prob}, a pmf sequence or a graph
+    return DegreeDistribution.coerce(degrees)
 
 
 def _check_q(q, name="q") -> np.ndarray:
@@ -87,7 +86,7 @@ def drift(q, lam, degrees) -> np.ndarray:
         ``λ [g(q(i-1)) − g(q(i))] − [q(i) − q(i+1)]`` with ``g(x) = x φ(x)``.
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q = _check_q(q)
     return _drift(q, lam, degrees)
 
@@ -208,7 +207,7 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     0.9
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q0 = _check_occupancy(q0, "q0")
     try:
         t = np.asarray(t, dtype=float)
@@ -326,7 +325,7 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     [1.0, 0.9, 0.6561, 0.2542]
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
     if degrees.max_degree == 0 and math.log(tol) / math.log(lam) > _MAX_LEVELS:
         return _mm1_tail(lam, tol)
@@ -413,7 +412,7 @@ def jacobian(q, lam, degrees) -> np.ndarray:
         ``∂f_i/∂q(i+1) = 1``, ``g(x) = x φ(x)``.
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q = _check_q(q)
     if q.size < 2:
         raise ValueError("q must have at least one free level (length >= 2)")
@@ -504,7 +503,7 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     pivot).
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     mu = V.real(mu, "mu")
     q = equilibrium(lam, degrees, tol=tol)
     c = lam * _gprime(q[1:], degrees)

@@ -186,11 +186,7 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     (2.0279, True)
     """
     lam = _check_lam(lam)
-    if not isinstance(degrees, DegreeDistribution):
-        try:                       # a mapping {d: p(d)} or a sequence p[d] is accepted
-            degrees = DegreeDistribution(degrees)
-        except (TypeError, ValueError) as err:
-            raise type(err)(f"degrees must be a degree law: {err}") from None
+    degrees = DegreeDistribution.coerce(degrees)
     if not isinstance(replacement, (bool, np.bool_)):
         raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
     for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):

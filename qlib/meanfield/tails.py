@@ -132,7 +132,7 @@ def tail_bounds(lam, degrees, levels, log=False):
     True
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     i = np.asarray(levels)
     if i.size == 0:
         i = i.astype(int)
@@ -218,7 +218,7 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
     from scipy.special import logsumexp
 
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
     d = np.nonzero(degrees.pmf)[0]
