@@ -322,7 +322,7 @@ def _infinite_mu(graph, lam, L):
     return S, pi, block, resp, N
 
 
-def stationary(graph, lam, mu, levels):
+def stationary(graph, lam, mu, levels, *, progress=False):
     """Exact stationary law of JSQ on a tiny graph, truncated at ``levels``.
 
     Parameters
@@ -338,6 +338,11 @@ def stationary(graph, lam, mu, levels):
     levels : int
         Truncation ``L >= 1``: an arrival that would join a queue holding
         ``L`` tasks is blocked.
+    progress : bool, default False
+        Say (one line on stderr) how many unknowns the solve has and, when that
+        is large, that it will take long and that fewer ``levels`` may do
+        (``error_bounds`` estimates the truncation error). Without it the line
+        is printed only in a terminal and only for a large system.
 
     Returns
     -------
@@ -382,6 +387,16 @@ def stationary(graph, lam, mu, levels):
         parts = [np.nonzero(label == c)[0] for c in range(ncomp)]
     else:
         parts = [np.arange(n)]
+    # the size before the solve: (L+1)^n queue vectors by position (finite μ), fewer when
+    # sorted (μ = ∞); lumping by automorphisms divides the first by up to 2n on a ring
+    est = math.comb(n + L, L) if math.isinf(mu) else sum((L + 1) ** len(p) for p in parts)
+    if progress or est > _SLOW_UNKNOWNS:
+        from qlib._feedback import say
+        msg = f"exact.stationary: about {est:,} states (n = {n}, levels = {L})"
+        if est > _SLOW_UNKNOWNS:
+            msg += ("; a solve this size takes a minute or more: fewer levels may do "
+                    "(error_bounds estimates the truncation error)")
+        say(msg, force=bool(progress))
     marg = np.zeros((n, L + 1))
     blocked = resp = tasks = 0.0
     size = 0
@@ -405,6 +420,10 @@ def stationary(graph, lam, mu, levels):
                        truncated_mass=float(1.0 - free),
                        n_states=int(size), marginals=marg, n=n, lam=lam,
                        mu=mu, levels=L, _rerun=functools.partial(stationary, graph, lam, mu))
+
+
+#: above this many states (before lumping) exact.stationary says the solve will take long
+_SLOW_UNKNOWNS = 200_000
 
 
 def _subgraph(graph, pos):

@@ -9,6 +9,7 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
+from qlib._feedback import compile_notice
 from qlib.stats._results import ResultIO
 from qlib.stats.intervals import Interval, IntervalArray, _t_interval
 from qlib import _validate as V
@@ -447,6 +448,7 @@ def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nfine = _JSQ_FINE if batches is None else batches
+    compile_notice(_jsq_kernel, "simulate_jsq")
     acc, arr, warr, waits, paths, events, arrivals, cumw, t3, overflow = _jsq_kernel(
         seed32, n, lam, t_end, burn_in, Q, levels, nfine, record_dt, nrec,
         int(max_waits))

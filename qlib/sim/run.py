@@ -5,6 +5,7 @@ import math
 import time
 import numpy as np
 
+from qlib._feedback import compile_notice
 from qlib.sim.general import simulate_general
 from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
@@ -165,6 +166,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     else:
         nslices = 1
         bar = None
+    compile_notice(_kernel, "simulate")
     w0 = time.perf_counter()
     try:
         for j in range(1, nslices + 1):
