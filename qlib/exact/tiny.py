@@ -33,6 +33,10 @@ import functools
 from dataclasses import dataclass, field
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
 from qlib.sim.start import _as_graph
 from qlib.stats._results import ResultIO
 from qlib import _validate as V
@@ -322,7 +326,8 @@ def _infinite_mu(graph, lam, L):
     return S, pi, block, resp, N
 
 
-def stationary(graph, lam, mu, levels, *, progress=False):
+def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
+               progress: bool = False) -> ExactResult:
     """Exact stationary law of JSQ on a tiny graph, truncated at ``levels``.
 
     Parameters

@@ -191,7 +191,8 @@ def _blocked(W, pi, n, lam):
     return float(pi[N == N.max()].sum()) if not np.any(N == N.max() + 1) else 0.0
 
 
-def stationary_jsq(n, beta, *, tol=1e-10, max_states=3_000_000, progress=False):
+def stationary_jsq(n: int, beta: float, *, tol: float = 1e-10, max_states: int = 3_000_000,
+                   progress: bool = False) -> StationaryJSQ:
     """Stationary law of the finite-``n`` JSQ occupancy chain by adaptive
     truncation, with an a-posteriori *estimate* of the truncation error of
     every returned quantity (not a certified bound).

@@ -324,8 +324,10 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
         batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable), batch_averages=xb)
 
 
-def simulate_jsq(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
-                 record_dt=None, batches=None, max_waits=100_000, levels=64):
+def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: object = None,
+                 initial: object = None, record_dt: float | None = None,
+                 batches: int | None = None, max_waits: int = 100_000,
+                 levels: int = 64) -> JSQResult:
     """Simulate JSQ on ``n`` servers (complete graph) in the Halfin–Whitt regime.
 
     Exact event-driven simulation of the occupancy chain ``(Q_1, Q_2, …)``

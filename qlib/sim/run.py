@@ -5,6 +5,12 @@ import math
 import time
 import numpy as np
 
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+    from qlib.graphs import Graph
+Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 from qlib._feedback import compile_notice
 from qlib.sim.general import simulate_general
 from qlib.sim.service import check_law
@@ -17,10 +23,11 @@ __all__ = ['simulate']
 
 
 # ------------------------------------------------------------ simulate ----
-def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
-             levels=None, record_dt=None, initial=None, progress=False,
-             batches=None, service=None, record_response=False, allow_unstable=False,
-             warn=True):
+def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: float,
+             burn_in: float = 0.0, seed: Seed = None, levels: int | None = None,
+             record_dt: float | None = None, initial: object = None, progress: bool = False,
+             batches: int | None = None, service: object = None, record_response: bool = False,
+             allow_unstable: bool = False, warn: bool = True) -> SimulationResult:
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
