@@ -225,8 +225,26 @@ def from_edges(n, edges, name="from_edges") -> Graph:
     return _from_pairs(n, lo, hi, name, clean=False)
 
 
-def from_networkx(G, name=None) -> Graph:
+def from_networkx(G, name=None, *, return_mapping: bool = False):
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
+
+    Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
+    insertion order). Self-loops are dropped with a ``UserWarning`` (JSQ on closed
+    neighbourhoods already counts a server once; :func:`from_edges` refuses them,
+    since there they are a mistake in a hand-written list).
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Undirected; its nodes may be any hashable objects.
+    name : str, optional
+        The graph's name (default ``"networkx"``).
+    return_mapping : bool, default False
+        Also return the mapping ``{node: vertex}``.
+
+    Returns
+    -------
+    Graph, or (Graph, dict) with ``return_mapping=True``
 
     Raises
     ------
@@ -239,14 +257,23 @@ def from_networkx(G, name=None) -> Graph:
     >>> from qlib.graphs import from_networkx
     >>> from_networkx(nx.cycle_graph(6)).n
     6
+    >>> g, where = from_networkx(nx.path_graph(["a", "b", "c"]), return_mapping=True)
+    >>> where
+    {'a': 0, 'b': 1, 'c': 2}
     """
     import networkx as nx
     if not isinstance(G, nx.Graph) or G.is_directed():
         raise TypeError("G must be an undirected networkx.Graph")
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
+    loops = sum(1 for u, v in G.edges() if u == v)
+    if loops:
+        import warnings
+        warnings.warn(f"from_networkx: dropped {loops} self-loop(s) of G", UserWarning,
+                      stacklevel=2)
     edges = [(idx[u], idx[v]) for u, v in G.edges() if u != v]
-    return from_edges(len(nodes), edges, name or "networkx")
+    g = from_edges(len(nodes), edges, name or "networkx")
+    return (g, idx) if return_mapping else g
 
 
 def empty(n) -> Graph:

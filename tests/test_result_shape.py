@@ -363,3 +363,13 @@ def test_torus_and_grid():
     assert g.indptr[-1] // 2 == 12 and sorted(set(np.diff(g.indptr).tolist())) == [2, 3, 4]
     with pytest.raises(ValueError, match="rows"):
         graphs.torus(2, 5)
+
+
+def test_from_networkx_order_mapping_and_self_loops():
+    import networkx as nx
+    G = nx.Graph([("x", "y"), ("y", "z"), ("z", "z")])
+    with pytest.warns(UserWarning, match="self-loop"):
+        g, where = graphs.from_networkx(G, return_mapping=True)
+    assert where == {"x": 0, "y": 1, "z": 2} and g.indptr[-1] == 4
+    with pytest.raises(ValueError):
+        graphs.from_edges(2, [(0, 0)])

@@ -234,3 +234,16 @@ def test_sweep_dataset_has_mean_queue_length(client):
                                   [r.mean_queue_length for r in rr.results])
     assert cell.mean_queue_length_mean.item() == rr.mean_queue_length
     assert cell.mean_queue_length_se.item() == rr.mean_queue_length_se
+
+
+def test_open_store_alone_reads_the_recorded_grid(client, tmp_path):
+    full = qlib.sweep(RGRID, client=client, store=tmp_path / "g.zarr", **KW)
+    alone = open_store(tmp_path / "g.zarr")
+    timing = ["cpu_seconds", "kernel_seconds"]
+    assert alone.drop_vars(timing).identical(open_store(tmp_path / "g.zarr", RGRID).drop_vars(timing))
+    np.testing.assert_array_equal(alone.R_mean.values, full.R_mean.values)
+
+
+def test_import_qlib_sweep_gives_the_package():
+    import qlib.sweep as s
+    assert callable(s) and s is qlib.sweep and callable(s.replication_result)

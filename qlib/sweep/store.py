@@ -103,15 +103,32 @@ def _load_point(store, point):
         return {k: ds[k].values for k in ds.data_vars}
 
 
-def open_store(store, grid):
-    """The Dataset of a stored sweep (complete or not) over ``grid``.
+def _grid_json(grid):
+    """``grid`` as JSON for the store's attributes (None if it does not serialise)."""
+    import json
+
+    def plain(x):
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        if isinstance(x, np.generic):
+            return x.item()
+        raise TypeError(type(x).__name__)
+    try:
+        return json.dumps(grid, default=plain)
+    except (TypeError, ValueError):
+        return None
+
+
+def open_store(store, grid=None):
+    """The Dataset of a stored sweep (complete or not).
 
     Parameters
     ----------
     store : str or path
         A store written by :func:`~qlib.sweep.sweep`.
-    grid : mapping or sequence of mappings
-        The sweep's grid.
+    grid : mapping or sequence of mappings, optional
+        The sweep's grid; default: the grid the store recorded (the last sweep
+        written to it). Needed only for stores written before grids were recorded.
 
     Returns
     -------
@@ -120,8 +137,14 @@ def open_store(store, grid):
         is -1 there). For an explicit list, a parameter that some points
         lack is NaN (numbers) or "" (strings) there.
     """
+    import json
     import zarr
     root = dict(zarr.open_group(str(store), mode="r").attrs)
+    if grid is None:
+        if "grid" not in root:
+            raise ValueError(f"store {store} records no grid (written before 0.2, or a grid "
+                             "that is not JSON): pass grid=")
+        grid = json.loads(root["grid"])
     pts, dims, shape = points(grid)
     pts = [_normalise(p, float(root["t_end"]), float(root["burn_in"]), i)
            for i, p in enumerate(pts)]
