@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from dataclasses import dataclass
-from qlib._lazy import scipy_integrate as _integrate
+from qlib._lazy import scipy_integrate as _scipy_integrate
 from qlib import _validate as V
 from .degrees import DegreeDistribution
 
@@ -136,7 +136,7 @@ def _integrate(lam, degrees, q0, t, K):
         J[2, :-1] = lam * gp[:-1]
         return J
 
-    sol = _integrate.solve_ivp(
+    sol = _scipy_integrate.solve_ivp(
         rhs,
         (0.0, float(t[-1])),
         y0,
