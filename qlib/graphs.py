@@ -11,7 +11,7 @@ import numpy as np
 
 from qlib import _validate as V
 
-__all__ = ["Graph", "ring", "cliques", "double_star", "complete", "empty",
+__all__ = ["Graph", "ring", "torus", "grid", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
            "from_networkx", "interacting_pairs_per_vertex"]
 
@@ -225,21 +225,55 @@ def from_edges(n, edges, name="from_edges") -> Graph:
     return _from_pairs(n, lo, hi, name, clean=False)
 
 
-def from_networkx(G, name=None) -> Graph:
+def from_networkx(G, name=None, *, return_mapping: bool = False):
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
+
+    Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
+    insertion order). Self-loops are dropped with a ``UserWarning`` (JSQ on closed
+    neighbourhoods already counts a server once; :func:`from_edges` refuses them,
+    since there they are a mistake in a hand-written list).
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Undirected; its nodes may be any hashable objects.
+    name : str, optional
+        The graph's name (default ``"networkx"``).
+    return_mapping : bool, default False
+        Also return the mapping ``{node: vertex}``.
+
+    Returns
+    -------
+    Graph, or (Graph, dict) with ``return_mapping=True``
 
     Raises
     ------
     TypeError
         If ``G`` is not an undirected ``networkx.Graph``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from qlib.graphs import from_networkx
+    >>> from_networkx(nx.cycle_graph(6)).n
+    6
+    >>> g, where = from_networkx(nx.path_graph(["a", "b", "c"]), return_mapping=True)
+    >>> where
+    {'a': 0, 'b': 1, 'c': 2}
     """
     import networkx as nx
     if not isinstance(G, nx.Graph) or G.is_directed():
         raise TypeError("G must be an undirected networkx.Graph")
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
+    loops = sum(1 for u, v in G.edges() if u == v)
+    if loops:
+        import warnings
+        warnings.warn(f"from_networkx: dropped {loops} self-loop(s) of G", UserWarning,
+                      stacklevel=2)
     edges = [(idx[u], idx[v]) for u, v in G.edges() if u != v]
-    return from_edges(len(nodes), edges, name or "networkx")
+    g = from_edges(len(nodes), edges, name or "networkx")
+    return (g, idx) if return_mapping else g
 
 
 def empty(n) -> Graph:
@@ -249,7 +283,15 @@ def empty(n) -> Graph:
 
 
 def ring(n) -> Graph:
-    """Cycle on n vertices (n=1: isolated vertex, n=2: single edge)."""
+    """Cycle on n vertices (n=1: isolated vertex, n=2: single edge).
+
+    Examples
+    --------
+    >>> from qlib.graphs import ring
+    >>> g = ring(5)
+    >>> g.n, g.indices[g.indptr[0]:g.indptr[1]].tolist()
+    (5, [1, 4])
+    """
     n = _check_n(n)
     _check_size(n, 2 * n)
     if n == 1:
@@ -258,8 +300,84 @@ def ring(n) -> Graph:
     return _from_pairs(n, a, (a + 1) % n, "ring")
 
 
+def torus(rows: int, cols: int) -> Graph:
+    """The ``rows × cols`` torus: a grid whose rows and columns wrap around (degree 4).
+
+    Vertex ``r * cols + c`` sits at row ``r``, column ``c``; its neighbours are the
+    vertices one step up, down, left and right, modulo the sides.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Both ``>= 3`` (so that the four neighbours are distinct).
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rows`` or ``cols`` is not an int ``>= 3``.
+
+    Examples
+    --------
+    >>> from qlib.graphs import torus
+    >>> g = torus(3, 4)
+    >>> g.n, sorted(set((g.indptr[1:] - g.indptr[:-1]).tolist()))
+    (12, [4])
+    """
+    rows = V.integer(rows, "rows", lo=3)
+    cols = V.integer(cols, "cols", lo=3)
+    return _lattice(rows, cols, wrap=True)
+
+
+def grid(rows: int, cols: int) -> Graph:
+    """The ``rows × cols`` grid without wrap-around (degrees 2 to 4).
+
+    Vertex ``r * cols + c`` sits at row ``r``, column ``c``.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Both ``>= 1``.
+
+    Returns
+    -------
+    Graph
+
+    Examples
+    --------
+    >>> from qlib.graphs import grid
+    >>> g = grid(2, 3)
+    >>> g.n, int(g.indptr[-1]) // 2          # vertices and edges
+    (6, 7)
+    """
+    rows = V.integer(rows, "rows", lo=1)
+    cols = V.integer(cols, "cols", lo=1)
+    return _lattice(rows, cols, wrap=False)
+
+
+def _lattice(rows, cols, wrap):
+    idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    if wrap:
+        right = np.column_stack([idx.ravel(), np.roll(idx, -1, axis=1).ravel()])
+        down = np.column_stack([idx.ravel(), np.roll(idx, -1, axis=0).ravel()])
+    else:
+        right = np.column_stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()])
+        down = np.column_stack([idx[:-1, :].ravel(), idx[1:, :].ravel()])
+    return from_edges(rows * cols, np.vstack([right, down]))
+
+
 def complete(n) -> Graph:
-    """The complete graph on ``n`` vertices (JSQ over all servers)."""
+    """The complete graph on ``n`` vertices (JSQ over all servers).
+
+    Examples
+    --------
+    >>> from qlib.graphs import complete
+    >>> complete(4).n
+    4
+    """
     n = _check_n(n)
     _check_size(n, n * (n - 1))
     a, b = np.triu_indices(n, 1)
@@ -310,6 +428,13 @@ def random_regular(n, d, seed=None, max_tries=100) -> Graph:
     last pairing is used with self-loops/multi-edges *erased* (a few
     vertices then have degree < d; the probability of needing this is
     ~exp(-(d^2-1)/4) per try, so only matters for large d).
+
+    Examples
+    --------
+    >>> from qlib.graphs import random_regular
+    >>> g = random_regular(10, 3, seed=1)
+    >>> sorted(set((g.indptr[1:] - g.indptr[:-1]).tolist()))
+    [3]
     """
     n = _check_n(n)
     d = _check_n(d, "d", 0)
@@ -335,6 +460,12 @@ def erdos_renyi(n, c, seed=None) -> Graph:
     pairs, then drops self-loops and duplicates (the result is G(n, m')
     with m' slightly below m; the deficit is O(c^2) edges, negligible for
     the sparse regime this book uses).
+
+    Examples
+    --------
+    >>> from qlib.graphs import erdos_renyi
+    >>> erdos_renyi(100, 2.0, seed=1).n
+    100
     """
     n = _check_n(n)
     c = V.real(c, "c", lo=0, hi=(n - 1) if n > 1 else None)

@@ -138,7 +138,7 @@ ROWS = [
     # --- mean field ---------------------------------------------------------
     ("equilibrium-lam-str", lambda: fluid.equilibrium("0.5", P2), (ValueError, r"lam must be in \(0, 1\)")),
     ("equilibrium-lam-str-type", lambda: fluid.equilibrium("0.5", P2), (TypeError, "lam")),
-    ("equilibrium-degrees-dict", lambda: fluid.equilibrium(0.5, {2: 1.0}), (TypeError, "degrees")),
+    ("equilibrium-degrees-str", lambda: fluid.equilibrium(0.5, "two"), (TypeError, "degrees")),
     ("equilibrium-tol-0", lambda: fluid.equilibrium(0.5, P2, tol=0), (ValueError, "tol")),
     ("equilibrium-mm1-near-1", lambda: fluid.equilibrium(0.99999, D.point(0)), ("runs", _mm1_tail)),
     ("equilibrium-mm1-memory", lambda: fluid.equilibrium(1 - 1e-12, D.point(0)),

@@ -298,11 +298,13 @@ def test_bad_lam_property(lam):
 
 
 def test_bad_degrees():
+    # a mapping, a pmf sequence or a graph is a law (one rule everywhere); a string is not
     for f in (fluid.equilibrium, fluid.response_time):
-        with pytest.raises(TypeError):
-            f(0.5, {2: 1.0})
-    with pytest.raises(TypeError):
-        fluid.solve(0.5, [0, 0, 1], [1.0], [1.0])
+        with pytest.raises(TypeError, match="degrees"):
+            f(0.5, "two")
+        assert f(0.5, {2: 1.0}) == pytest.approx(f(0.5, D.point(2)))
+    with pytest.raises(TypeError, match="degrees"):
+        fluid.solve(0.5, "two", [1.0], [1.0])
 
 
 laws = st.lists(st.floats(0, 1), min_size=7, max_size=7).filter(lambda w: sum(w) > 0.05).map(

@@ -79,4 +79,4 @@ def test_errors():
     with pytest.raises(ValueError, match="max_states"):
         exact.occupancy_chain_adaptive(8, 0.9, law, max_states=500)
     with pytest.raises(TypeError, match="degrees"):
-        exact.occupancy_chain_adaptive(4, 0.5, {2: 1.0})
+        exact.occupancy_chain_adaptive(4, 0.5, "two")   # a mapping is a law; a string is not

@@ -74,4 +74,4 @@ def test_occupancy_chain_errors():
     with pytest.raises(ValueError, match="MAX_CHAIN_STATES"):
         exact.occupancy_chain(40, 0.5, D.point(2), 40)
     with pytest.raises(TypeError, match="degrees"):
-        exact.occupancy_chain(4, 0.5, {2: 1.0}, 3)
+        exact.occupancy_chain(4, 0.5, "two", 3)

@@ -326,3 +326,50 @@ def test_to_xarray():
     ds = r.to_xarray()
     np.testing.assert_array_equal(ds.occupancy.values, r.occupancy)
     assert float(ds.mean_queue_length) == r.mean_queue_length and ds.attrs["n"] == r.n
+
+
+# ----------------------------------------------------- coercion, one rule ----
+def test_degree_law_may_be_a_law_a_mapping_a_pmf_or_a_graph():
+    import networkx as nx
+    from qlib.meanfield import fluid, refined
+    want = fluid.equilibrium(0.9, DegreeDistribution.point(2))
+    for law in ({2: 1.0}, [0.0, 0.0, 1.0], graphs.ring(12), nx.cycle_graph(12)):
+        np.testing.assert_array_equal(fluid.equilibrium(0.9, law), want)
+    assert refined(0.9, {2: 1.0}).response_time == refined(0.9, DegreeDistribution.point(2)).response_time
+    with pytest.raises(TypeError, match="degrees must be a degree law"):
+        fluid.equilibrium(0.9, "two")
+
+
+def test_exact_solver_takes_a_networkx_graph():
+    import networkx as nx
+    a = exact.stationary(nx.cycle_graph(4), 0.7, math.inf, 6)
+    b = exact.stationary(graphs.ring(4), 0.7, math.inf, 6)
+    assert a.response_time == b.response_time
+
+
+def test_seed_may_be_a_generator():
+    g = graphs.ring(30)
+    a = _quiet(simulate, g, 0.5, t_end=20.0, seed=np.random.default_rng(7))
+    b = _quiet(simulate, g, 0.5, t_end=20.0, seed=np.random.default_rng(7))
+    assert a.mean_response_time == b.mean_response_time
+    c = _quiet(simulate, g, 0.5, t_end=20.0, seed=a.seed)     # the stored seed reproduces it
+    assert c.mean_response_time == a.mean_response_time
+
+
+def test_torus_and_grid():
+    t = graphs.torus(4, 5)
+    assert t.n == 20 and set(np.diff(t.indptr).tolist()) == {4}
+    g = graphs.grid(3, 3)
+    assert g.indptr[-1] // 2 == 12 and sorted(set(np.diff(g.indptr).tolist())) == [2, 3, 4]
+    with pytest.raises(ValueError, match="rows"):
+        graphs.torus(2, 5)
+
+
+def test_from_networkx_order_mapping_and_self_loops():
+    import networkx as nx
+    G = nx.Graph([("x", "y"), ("y", "z"), ("z", "z")])
+    with pytest.warns(UserWarning, match="self-loop"):
+        g, where = graphs.from_networkx(G, return_mapping=True)
+    assert where == {"x": 0, "y": 1, "z": 2} and g.indptr[-1] == 4
+    with pytest.raises(ValueError):
+        graphs.from_edges(2, [(0, 0)])

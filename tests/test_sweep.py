@@ -222,3 +222,28 @@ def test_seed_depends_on_the_point_only():
     g1, g2 = graph_for(rr, 7), graph_for({**rr, "lam": 0.9, "mu": 2.0, "initial": "mm1"}, 7)
     assert np.array_equal(g1.indices, g2.indices) and np.array_equal(g1.indptr, g2.indptr)
     assert not np.array_equal(g1.indices, graph_for(rr, 8).indices)
+
+
+def test_sweep_dataset_has_mean_queue_length(client):
+    ds = qlib.sweep(GRID, client=client, **KW)
+    pts, _, _ = points(GRID)
+    p = pts[0]
+    rr = _replicate_at(p)
+    cell = ds.sel(graph=p["graph"], n=p["n"], lam=p["lam"], mu=p["mu"])
+    np.testing.assert_array_equal(cell.mean_queue_length.values,
+                                  [r.mean_queue_length for r in rr.results])
+    assert cell.mean_queue_length_mean.item() == rr.mean_queue_length
+    assert cell.mean_queue_length_se.item() == rr.mean_queue_length_se
+
+
+def test_open_store_alone_reads_the_recorded_grid(client, tmp_path):
+    full = qlib.sweep(RGRID, client=client, store=tmp_path / "g.zarr", **KW)
+    alone = open_store(tmp_path / "g.zarr")
+    timing = ["cpu_seconds", "kernel_seconds"]
+    assert alone.drop_vars(timing).identical(open_store(tmp_path / "g.zarr", RGRID).drop_vars(timing))
+    np.testing.assert_array_equal(alone.R_mean.values, full.R_mean.values)
+
+
+def test_import_qlib_sweep_gives_the_package():
+    import qlib.sweep as s
+    assert callable(s) and s is qlib.sweep and callable(s.replication_result)

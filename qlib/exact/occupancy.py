@@ -137,9 +137,16 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     and without a buffer) the truncated occupancy grows with ``K``; the
     chapter *How large must n be?* takes ``K`` where one more level changes
     nothing to the digits used.
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution, exact
+    >>> c = exact.occupancy_chain(6, 0.8, DegreeDistribution.point(1), 6)
+    >>> L = 0.8 * (1 - c.blocking_probability) * c.response_time   # Little's law
+    >>> round(float(c.occupancy[1]), 4), abs(c.mean_queue_length - L) < 1e-12
+    (0.7989, True)
     """
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
+    degrees = DegreeDistribution.coerce(degrees)
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
     n, K = V.integer(n, "n", lo=nmin), V.integer(levels, "levels", lo=1)
@@ -331,8 +338,7 @@ def occupancy_chain_adaptive(n, lam, degrees, *, tol=1e-9, replacement=False,
     enumeration the error falls by a factor of about 5 per decade of the
     threshold, so the change over one decade exceeds the remaining error.
     """
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
+    degrees = DegreeDistribution.coerce(degrees)
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
     n = V.integer(n, "n", lo=nmin)

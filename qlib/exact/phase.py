@@ -6,6 +6,7 @@ import numpy as np
 import functools
 from dataclasses import dataclass, field
 from itertools import permutations
+from qlib.sim.start import _as_graph
 from qlib.stats._results import ResultIO
 from qlib.graphs import Graph
 from qlib.sim.service import ServiceLaw
@@ -97,6 +98,7 @@ def stationary_phase(graph, lam, mu, service, levels):
         raise ValueError(f"service must be phase type, got {service.name}")
     if isinstance(graph, Graph) and graph.n > 3:
         raise ValueError(f"graph.n must be <= 3 for stationary_phase, got {graph.n}")
+    graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
     lam, mu, L = _check(graph, lam, mu, levels)
     al, T = (np.asarray(a, float) for a in service.phase_type)
     m = al.size

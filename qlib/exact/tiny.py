@@ -33,6 +33,11 @@ import functools
 from dataclasses import dataclass, field
 from itertools import permutations
 from scipy.sparse.csgraph import connected_components
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+from qlib.sim.start import _as_graph
 from qlib.stats._results import ResultIO
 from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
@@ -105,9 +110,7 @@ class ExactResult(_LevelEstimates, ResultIO):
 
 
 def _check(graph, lam, mu, levels):
-    if not isinstance(graph, Graph):
-        raise TypeError("graph must be a qlib.graphs.Graph, got "
-                        f"{type(graph).__name__}")
+    graph = _as_graph(graph)
     if not 1 <= graph.n <= MAX_N:
         raise ValueError(f"graph.n must be in [1, {MAX_N}] for the exact "
                          f"solver, got {graph.n}")
@@ -323,12 +326,13 @@ def _infinite_mu(graph, lam, L):
     return S, pi, block, resp, N
 
 
-def stationary(graph, lam, mu, levels):
+def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
+               progress: bool = False) -> ExactResult:
     """Exact stationary law of JSQ on a tiny graph, truncated at ``levels``.
 
     Parameters
     ----------
-    graph : qlib.graphs.Graph
+    graph : qlib.graphs.Graph or networkx.Graph
         Base graph on ``n <= 5`` positions.
     lam : float
         Arrival rate per server, ``λ > 0`` (``λ >= 1`` warns: only the
@@ -339,6 +343,11 @@ def stationary(graph, lam, mu, levels):
     levels : int
         Truncation ``L >= 1``: an arrival that would join a queue holding
         ``L`` tasks is blocked.
+    progress : bool, default False
+        Say (one line on stderr) how many unknowns the solve has and, when that
+        is large, that it will take long and that fewer ``levels`` may do
+        (``error_bounds`` estimates the truncation error). Without it the line
+        is printed only in a terminal and only for a large system.
 
     Returns
     -------
@@ -365,7 +374,16 @@ def stationary(graph, lam, mu, levels):
     (they are independent).  ``μ = ∞`` uses the chain of the sorted vector.
     Systems above a few thousand unknowns are solved by ILU-preconditioned
     GMRES to a relative residual of ``1e-13``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from qlib import exact, graphs
+    >>> e = exact.stationary(graphs.ring(4), 0.7, math.inf, 8)
+    >>> round(e.response_time, 4), round(float(e.occupancy[1]), 4)
+    (1.5896, 0.7)
     """
+    graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
     lam, mu, L = _check(graph, lam, mu, levels)
     n = graph.n
     if mu == 0:
@@ -374,6 +392,16 @@ def stationary(graph, lam, mu, levels):
         parts = [np.nonzero(label == c)[0] for c in range(ncomp)]
     else:
         parts = [np.arange(n)]
+    # the size before the solve: (L+1)^n queue vectors by position (finite μ), fewer when
+    # sorted (μ = ∞); lumping by automorphisms divides the first by up to 2n on a ring
+    est = math.comb(n + L, L) if math.isinf(mu) else sum((L + 1) ** len(p) for p in parts)
+    if progress or est > _SLOW_UNKNOWNS:
+        from qlib._feedback import say
+        msg = f"exact.stationary: about {est:,} states (n = {n}, levels = {L})"
+        if est > _SLOW_UNKNOWNS:
+            msg += ("; a solve this size takes a minute or more: fewer levels may do "
+                    "(error_bounds estimates the truncation error)")
+        say(msg, force=bool(progress))
     marg = np.zeros((n, L + 1))
     blocked = resp = tasks = 0.0
     size = 0
@@ -397,6 +425,10 @@ def stationary(graph, lam, mu, levels):
                        truncated_mass=float(1.0 - free),
                        n_states=int(size), marginals=marg, n=n, lam=lam,
                        mu=mu, levels=L, _rerun=functools.partial(stationary, graph, lam, mu))
+
+
+#: above this many states (before lumping) exact.stationary says the solve will take long
+_SLOW_UNKNOWNS = 200_000
 
 
 def _subgraph(graph, pos):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import poisson
+from qlib._lazy import scipy_stats as _st
 
 from qlib import _validate as V
 
@@ -103,15 +103,15 @@ def mm1_transient(lam, q0, times, *, tol=1e-12):
         raise ValueError("times must be a non-empty 1-D array of finite times >= 0")
     rate = lam + 1.0
     m = rate * t
-    steps = int(max(poisson.isf(tol, mk) if mk > 0 else 0 for mk in m))
-    while np.any((m > 0) & (poisson.sf(steps, m) > tol)):    # isf is approximate
+    steps = int(max(_st.poisson.isf(tol, mk) if mk > 0 else 0 for mk in m))
+    while np.any((m > 0) & (_st.poisson.sf(steps, m) > tol)):    # isf is approximate
         steps += 1
     K = q0.size - 1 + steps
     p = np.zeros(K + 2)
     p[: q0.size] = -np.diff(np.append(q0, 0.0))              # P(X_0 = i)
     up, down = lam / rate, 1.0 / rate
     k = np.arange(steps + 1)
-    w = np.array([poisson.pmf(k, mk) if mk > 0 else (k == 0).astype(float) for mk in m])
+    w = np.array([_st.poisson.pmf(k, mk) if mk > 0 else (k == 0).astype(float) for mk in m])
     acc = np.zeros((t.size, K + 2))
     for j in range(steps + 1):
         acc += np.outer(w[:, j], p)
@@ -122,7 +122,7 @@ def mm1_transient(lam, q0, times, *, tol=1e-12):
         p = nxt
     tail = np.cumsum(acc[:, ::-1], axis=1)[:, ::-1][:, : K + 1]
     tail[:, 0] = 1.0
-    bound = np.array([poisson.sf(steps, mk) if mk > 0 else 0.0 for mk in m])
+    bound = np.array([_st.poisson.sf(steps, mk) if mk > 0 else 0.0 for mk in m])
     for a in (t, tail, bound):
         a.setflags(write=False)
     return MM1Transient(t=t, tail=tail, error_bound=bound, steps=steps, lam=lam)

@@ -311,7 +311,8 @@ def seed(n, beta, lam):
     return np.array(rows, dtype=np.int64)
 
 
-def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=2000, bfs=60, slack=0.01):
+def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=2000, bfs=60, slack=0.01,
+         report=None):
     """Grow the row set ``W`` until no state outside it has an estimated
     stationary probability above ``theta``.  Returns ``(W, pi, cut, rounds,
     frontier, residual)`` with ``frontier`` the summed estimate over the
@@ -324,9 +325,12 @@ def grow(W, n, lam, theta, *, max_states, max_rounds=200, extrapolate=2000, bfs=
     (each round is a full solve).  ``extrapolate`` caps the steps of one
     geometric extension; along slowly decaying directions (the task count
     at small ``β``, where the ratio per step is about ``1 − β/√n``) it
-    needs of order ``√n/β · log(1/slack)`` steps."""
+    needs of order ``√n/β · log(1/slack)`` steps.  ``report(rounds, states)``, if
+    given, is called after each solve (progress)."""
     for rounds in range(1, max_rounds + 1):
         W, pi, (src, T, r), res = _solve(W, n, lam)
+        if report is not None:
+            report(rounds, W.shape[0])
         if _DEBUG:
             print("round", rounds, W.shape, flush=True)
         if T.shape[0] == 0:

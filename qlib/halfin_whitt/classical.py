@@ -113,6 +113,14 @@ def halfin_whitt_alpha(beta):
     Evaluated as ``expit(−log(βΦ(β)/φ(β)))`` with ``log Φ`` from
     ``scipy.special.log_ndtr``, so it neither overflows nor loses
     precision for large ``β`` (where ``Φ/φ`` grows like ``e^{β²/2}``).
+
+    Examples
+    --------
+    >>> from qlib.halfin_whitt import erlang_c, halfin_whitt_alpha
+    >>> round(halfin_whitt_alpha(1.0), 4)
+    0.2234
+    >>> round(erlang_c(10_000, 10_000 - 100), 3)
+    0.223
     """
     from scipy.special import expit, log_ndtr
     b = np.asarray(beta)

@@ -160,9 +160,7 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
     """
     from qlib import _validate as V   # the shared checks: a bool or a str is no lam
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError("degrees must be a qlib.DegreeDistribution, got "
-                        f"{type(degrees).__name__}")
+    degrees = DegreeDistribution.coerce(degrees)
     # duck-typed: qlib.sim.service lives on a higher floor (reference page)
     if not (hasattr(service, "phase_type") and hasattr(service, "name")):
         raise TypeError(f"service must be a qlib.sim.service.ServiceLaw, got "

@@ -267,6 +267,44 @@ class DegreeDistribution:
         return cls(counts / arr.size)
 
     @classmethod
+    def coerce(cls, degrees, name: str = "degrees") -> "DegreeDistribution":
+        """A degree law from what every qlib function accepts as one.
+
+        Parameters
+        ----------
+        degrees : DegreeDistribution, mapping, sequence or graph
+            A law (returned as is), a mapping ``{degree: probability}``, a pmf
+            sequence ``p(0), p(1), …``, or a graph (a qlib ``Graph`` or an
+            undirected networkx graph: its empirical law, :meth:`from_graph`).
+        name : str
+            The parameter's name, for the error message.
+
+        Returns
+        -------
+        DegreeDistribution
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``degrees`` cannot be read as a law (the message names ``name``).
+
+        Examples
+        --------
+        >>> from qlib import DegreeDistribution
+        >>> DegreeDistribution.coerce({3: 1.0}) == DegreeDistribution.point(3)
+        True
+        """
+        if isinstance(degrees, cls):
+            return degrees
+        if hasattr(degrees, "indptr") or type(degrees).__module__.startswith("networkx"):
+            return cls.from_graph(degrees)
+        try:
+            return cls(degrees)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{name} must be a degree law (a DegreeDistribution, a mapping "
+                            f"{{degree: probability}}, a pmf sequence or a graph): {err}") from None
+
+    @classmethod
     def from_graph(cls, G) -> "DegreeDistribution":
         """Empirical degree law of a graph.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from dataclasses import dataclass
-from scipy.integrate import solve_ivp
+from qlib._lazy import scipy_integrate as _scipy_integrate
 from qlib import _validate as V
 from .degrees import DegreeDistribution
 
@@ -34,9 +34,8 @@ def _check_lam(lam) -> float:
 
 
 def _check_degrees(degrees) -> DegreeDistribution:
-    if not isinstance(degrees, DegreeDistribution):
-        raise TypeError(f"degrees must be a DegreeDistribution, got {type(degrees).__name__}")
-    return degrees
+    # one rule everywhere: a law, a mapping {degree: prob}, a pmf sequence or a graph
+    return DegreeDistribution.coerce(degrees)
 
 
 def _check_q(q, name="q") -> np.ndarray:
@@ -87,7 +86,7 @@ def drift(q, lam, degrees) -> np.ndarray:
         ``λ [g(q(i-1)) − g(q(i))] − [q(i) − q(i+1)]`` with ``g(x) = x φ(x)``.
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q = _check_q(q)
     return _drift(q, lam, degrees)
 
@@ -137,7 +136,7 @@ def _integrate(lam, degrees, q0, t, K):
         J[2, :-1] = lam * gp[:-1]
         return J
 
-    sol = solve_ivp(
+    sol = _scipy_integrate.solve_ivp(
         rhs,
         (0.0, float(t[-1])),
         y0,
@@ -197,9 +196,18 @@ def solve(lam, degrees, q0, t) -> FluidSolution:
     Integration: LSODA, ``rtol=1e-10``, ``atol=1e-14``, analytic tridiagonal
     Jacobian ``∂f_i/∂q(i-1) = λ g'(q(i-1))``, ``∂f_i/∂q(i) = −λ g'(q(i)) − 1``,
     ``∂f_i/∂q(i+1) = 1``, ``g(x) = x φ(x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> sol = fluid.solve(0.9, DegreeDistribution.point(2), np.array([1.0, 0.0]), [0.0, 50.0])
+    >>> round(float(sol.q[-1][1]), 3)
+    0.9
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q0 = _check_occupancy(q0, "q0")
     try:
         t = np.asarray(t, dtype=float)
@@ -307,9 +315,17 @@ def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
     The relative error of ``q*(i)`` is then a few ``ε |log q*(i)|``
     (``tests/test_fluid.py`` checks it against 60-digit arithmetic with a
     bound derived there).
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> q = fluid.equilibrium(0.9, DegreeDistribution.point(2))
+    >>> [round(float(x), 4) for x in q[:4]]
+    [1.0, 0.9, 0.6561, 0.2542]
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
     if degrees.max_degree == 0 and math.log(tol) / math.log(lam) > _MAX_LEVELS:
         return _mm1_tail(lam, tol)
@@ -396,7 +412,7 @@ def jacobian(q, lam, degrees) -> np.ndarray:
         ``∂f_i/∂q(i+1) = 1``, ``g(x) = x φ(x)``.
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     q = _check_q(q)
     if q.size < 2:
         raise ValueError("q must have at least one free level (length >= 2)")
@@ -487,7 +503,7 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     pivot).
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     mu = V.real(mu, "mu")
     q = equilibrium(lam, degrees, tol=tol)
     c = lam * _gprime(q[1:], degrees)
@@ -501,6 +517,14 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
 
 
 def response_time(lam, degrees) -> float:
-    """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law)."""
+    """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law).
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid
+    >>> round(fluid.response_time(0.9, DegreeDistribution.point(2)), 4)
+    2.0279
+    """
     q = equilibrium(lam, degrees)
     return math.fsum(q[1:].tolist()) / float(lam)

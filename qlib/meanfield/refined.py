@@ -176,13 +176,17 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     truncation; ``K`` is about 10 for ``p(0) = 0`` and grows like
     ``log(1e-12)/log(λ p(0))`` when ``p(0) > 0``.  A law with ``p = δ_0``
     has ``v = 0`` exactly (independent M/M/1 queues).
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import refined
+    >>> r = refined(0.9, DegreeDistribution.point(2))
+    >>> round(r.response_time, 4), bool(r.response_time_v > 0)
+    (2.0279, True)
     """
     lam = _check_lam(lam)
-    if not isinstance(degrees, DegreeDistribution):
-        try:                       # a mapping {d: p(d)} or a sequence p[d] is accepted
-            degrees = DegreeDistribution(degrees)
-        except (TypeError, ValueError) as err:
-            raise type(err)(f"degrees must be a degree law: {err}") from None
+    degrees = DegreeDistribution.coerce(degrees)
     if not isinstance(replacement, (bool, np.bool_)):
         raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
     for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):

@@ -120,9 +120,19 @@ def tail_bounds(lam, degrees, levels, log=False):
     The products are computed for
     ``k <= 100000``; beyond, ``ψ(U_k)`` is replaced by ``ψ(U_K)`` and
     ``ψ(max(L_k, J_k))`` by ``p(m)``, which keeps both bounds valid.
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> from qlib.meanfield import fluid, tails
+    >>> law = DegreeDistribution.point(2)
+    >>> low, high = tails.tail_bounds(0.9, law, [1, 2, 3])
+    >>> q = fluid.equilibrium(0.9, law)
+    >>> bool(((low <= q[1:4] * (1 + 1e-12)) & (q[1:4] <= high * (1 + 1e-12))).all())
+    True
     """
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     i = np.asarray(levels)
     if i.size == 0:
         i = i.astype(int)
@@ -208,7 +218,7 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
     from scipy.special import logsumexp
 
     lam = _check_lam(lam)
-    _check_degrees(degrees)
+    degrees = _check_degrees(degrees)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
     d = np.nonzero(degrees.pmf)[0]

@@ -6,16 +6,22 @@ import time
 import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+    from qlib.graphs import Graph
 from qlib.sim.result import ReplicationResult
 from qlib.sim.service import check_law
 from qlib.sim.start import _as_graph, _check_args, _seed, _warn_unstable
-from qlib.sim.run import simulate
+from qlib.sim.run import Seed, simulate
 
 __all__ = ['replicate']
 
 
-def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
-              interleave=False, **simulate_kwargs):
+def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replications: int,
+              seed: Seed = None, n_jobs: int | None = None, interleave: bool = False,
+              **simulate_kwargs) -> ReplicationResult:
     """Independent replications of :func:`~qlib.sim.run.simulate`, in parallel threads.
 
     Parameters
@@ -45,6 +51,17 @@ def replicate(graph, lam, mu=0.0, *, replications, seed=None, n_jobs=None,
     Returns
     -------
     ReplicationResult
+
+    Examples
+    --------
+    >>> import qlib
+    >>> rr = qlib.replicate(qlib.graphs.ring(500), 0.7, mu=1.0, replications=3, t_end=200,
+    ...                     burn_in=50, seed=1)
+    >>> rr.replications, rr.response_time_ci.df
+    (3, 2)
+    >>> low, high = rr.response_time_ci
+    >>> bool(low < rr.response_time < high)
+    True
     """
     if isinstance(replications, bool) or not isinstance(replications,
                                                         (int, np.integer)):

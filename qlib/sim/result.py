@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from qlib.stats._results import ResultIO
 from qlib import stats
 
-__all__ = ['SimulationResult', 'ReplicationResult', 'Interval', 'IntervalArray']
+__all__ = ['SimulationResult', 'ReplicationResult']
 
 
 # the one interval type lives in qlib.stats (re-exported here, where results use it)
@@ -36,7 +36,7 @@ class SimulationResult(ResultIO):
     occupancy_ci : IntervalArray, shape (2, K+1)
         95 % Student-t interval with ``batches − 1`` degrees of freedom: row 0
         lower, row 1 upper.  Called, ``occupancy_ci(level=0.95)`` gives the
-        interval at another level (:class:`~qlib.sim.result.IntervalArray`).
+        interval at another level (:class:`~qlib.stats.intervals.IntervalArray`).
     mean_response_time, mean_response_time_se : float
         Arrival-side estimator: a task joining a queue that holds k tasks has
         expected response time k+1 (Exp(1) FIFO service); mean over arrivals
@@ -46,7 +46,7 @@ class SimulationResult(ResultIO):
     response_time_ci : Interval (lo, hi)
         95 % Student-t interval for the mean response time; called,
         ``response_time_ci(level=0.95)`` gives another level
-        (:class:`~qlib.sim.result.Interval`).
+        (:class:`~qlib.stats.intervals.Interval`).
     batch_occupancy : ndarray, shape (batches, K+1)
         Per-batch time averages (for s.e. of derived quantities).
     batch_response_time : ndarray, shape (batches,)

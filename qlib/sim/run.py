@@ -5,6 +5,13 @@ import math
 import time
 import numpy as np
 
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+    from qlib.graphs import Graph
+Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
+from qlib._feedback import compile_notice
 from qlib.sim.general import simulate_general
 from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
@@ -16,10 +23,11 @@ __all__ = ['simulate']
 
 
 # ------------------------------------------------------------ simulate ----
-def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
-             levels=None, record_dt=None, initial=None, progress=False,
-             batches=None, service=None, record_response=False, allow_unstable=False,
-             warn=True):
+def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: float,
+             burn_in: float = 0.0, seed: Seed = None, levels: int | None = None,
+             record_dt: float | None = None, initial: object = None, progress: bool = False,
+             batches: int | None = None, service: object = None, record_response: bool = False,
+             allow_unstable: bool = False, warn: bool = True) -> SimulationResult:
     """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
 
     Parameters
@@ -85,6 +93,15 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     Returns
     -------
     SimulationResult
+
+    Examples
+    --------
+    >>> import qlib
+    >>> r = qlib.simulate(qlib.graphs.ring(1000), 0.7, mu=1.0, t_end=200, burn_in=50, seed=1)
+    >>> r.n, r.lam, r.occupancy[0]
+    (1000, 0.7, np.float64(1.0000000000000044))
+    >>> bool(r.response_time_ci.low < r.response_time < r.response_time_ci.high)
+    True
     """
     graph = _as_graph(graph)
     if service is not None or record_response is not False:
@@ -156,6 +173,7 @@ def simulate(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     else:
         nslices = 1
         bar = None
+    compile_notice(_kernel, "simulate")
     w0 = time.perf_counter()
     try:
         for j in range(1, nslices + 1):

@@ -70,9 +70,15 @@ def _seed(seed):
         return ss, ss.entropy
     if isinstance(seed, np.random.SeedSequence):
         return seed, seed
+    if isinstance(seed, np.random.Generator):
+        # a Generator (as networkx and scipy take): draw the root entropy from it, so
+        # the run is reproducible from the generator's state and advances it
+        ss = np.random.SeedSequence(int(seed.integers(0, 2**63)))
+        return ss, ss.entropy
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError("seed must be None, a non-negative int or a "
-                        f"numpy.random.SeedSequence, got {type(seed).__name__}")
+        raise TypeError("seed must be None, a non-negative int, a "
+                        "numpy.random.SeedSequence or a numpy.random.Generator, got "
+                        f"{type(seed).__name__}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     return np.random.SeedSequence(int(seed)), int(seed)

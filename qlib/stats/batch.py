@@ -6,7 +6,7 @@ import numbers
 import warnings
 import numpy as np
 from dataclasses import dataclass
-from scipy import stats as _st
+from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 
@@ -273,7 +273,7 @@ def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
     --------
     >>> rng = np.random.default_rng(1)
     >>> bm = batch_means(rng.normal(size=20_000))
-    >>> bm.n_batches, round(bm.se * np.sqrt(20_000), 1)
+    >>> bm.n_batches, float(round(bm.se * np.sqrt(20_000), 1))
     (20, 1.0)
     """
     dt = _check_dt(dt)

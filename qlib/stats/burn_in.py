@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from dataclasses import dataclass
-from scipy import stats as _st
+from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.equivalence import equivalence
 from qlib.stats.families import detectable

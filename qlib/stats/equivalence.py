@@ -6,7 +6,7 @@ import numbers
 import math
 import numpy as np
 from dataclasses import dataclass
-from scipy import integrate, optimize, stats as _st
+from qlib._lazy import scipy_integrate as integrate, scipy_optimize as optimize, scipy_stats as _st
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from dataclasses import dataclass
-from scipy import stats as _st
+from qlib._lazy import scipy_stats as _st
 
 __all__ = ['loglog_slope', 'LogLogFit']
 

@@ -5,7 +5,7 @@ import math
 import numbers
 import numpy as np
 from dataclasses import dataclass
-from scipy import stats as _st
+from qlib._lazy import scipy_stats as _st
 
 __all__ = ['replication_ci', 'ReplicationCI', 't_quantile', 'Interval', 'IntervalArray']
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from qlib.sweep.grid import (_key, _normalise, _real, _root, graph_for, initial_for,  # noqa: F401
                              point_seed, points, run_point)
-from qlib.sweep.store import (_assemble, _group_name, _load_point, _meta, _open_root,  # noqa: F401
+from qlib.sweep.store import (_grid_json, _assemble, _group_name, _load_point, _meta, _open_root,  # noqa: F401
                               _save_point, _task_key, open_store)
 
 __all__ = ["sweep", "points", "point_seed", "graph_for", "initial_for", "run_point",
@@ -138,6 +138,9 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         root = zarr.open_group(str(store), mode="r+")
         if root.attrs.get("seed") == "None":
             root.attrs["seed"] = str(seed)
+        grid_json = _grid_json(grid)
+        if grid_json is not None:   # open_store(store) then needs no grid
+            root.attrs["grid"] = grid_json
         results = [_load_point(store, p) for p in pts]
     todo = [i for i, r in enumerate(results) if r is None]
 

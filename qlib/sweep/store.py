@@ -103,15 +103,32 @@ def _load_point(store, point):
         return {k: ds[k].values for k in ds.data_vars}
 
 
-def open_store(store, grid):
-    """The Dataset of a stored sweep (complete or not) over ``grid``.
+def _grid_json(grid):
+    """``grid`` as JSON for the store's attributes (None if it does not serialise)."""
+    import json
+
+    def plain(x):
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        if isinstance(x, np.generic):
+            return x.item()
+        raise TypeError(type(x).__name__)
+    try:
+        return json.dumps(grid, default=plain)
+    except (TypeError, ValueError):
+        return None
+
+
+def open_store(store, grid=None):
+    """The Dataset of a stored sweep (complete or not).
 
     Parameters
     ----------
     store : str or path
         A store written by :func:`~qlib.sweep.sweep`.
-    grid : mapping or sequence of mappings
-        The sweep's grid.
+    grid : mapping or sequence of mappings, optional
+        The sweep's grid; default: the grid the store recorded (the last sweep
+        written to it). Needed only for stores written before grids were recorded.
 
     Returns
     -------
@@ -120,8 +137,14 @@ def open_store(store, grid):
         is -1 there). For an explicit list, a parameter that some points
         lack is NaN (numbers) or "" (strings) there.
     """
+    import json
     import zarr
     root = dict(zarr.open_group(str(store), mode="r").attrs)
+    if grid is None:
+        if "grid" not in root:
+            raise ValueError(f"store {store} records no grid (written before 0.2, or a grid "
+                             "that is not JSON): pass grid=")
+        grid = json.loads(root["grid"])
     pts, dims, shape = points(grid)
     pts = [_normalise(p, float(root["t_end"]), float(root["burn_in"]), i)
            for i, p in enumerate(pts)]
@@ -146,11 +169,11 @@ def _assemble(pts, dims, shape, results, meta):
     blank("batch_R", (R, B), np.nan, float)
     blank("batch_occupancy", (R, B, L), np.nan, float)
     blank("n_batches", (R,), 0, np.int64)
-    for k in ("R", "R_batch_se", "kernel_seconds"):
+    for k in ("R", "R_batch_se", "kernel_seconds", "mean_queue_length"):
         blank(k, (R,), np.nan, float)
     blank("se_reliable", (R,), False, bool)
     blank("events", (R,), -1, np.int64)
-    for k in ("R_mean", "R_se", "cpu_seconds"):
+    for k in ("R_mean", "R_se", "cpu_seconds", "mean_queue_length_mean", "mean_queue_length_se"):
         blank(k, (), np.nan, float)
     for i, res in enumerate(results):
         if res is None:
@@ -195,7 +218,10 @@ def _assemble(pts, dims, shape, results, meta):
            "kernel_seconds": "seconds in the simulation kernel, per run",
            "batch_R": "R over each batch of each run (NaN beyond n_batches)",
            "batch_occupancy": "time average of q(i) over each batch of each run",
-           "n_batches": "number of batches of each run"}
+           "n_batches": "number of batches of each run",
+           "mean_queue_length": "time average of the tasks per server, sum of q(i) for i >= 1, "
+                                "in each run",
+           "mean_queue_length_se": "s.e. of mean_queue_length_mean across replications"}
     for k, d in doc.items():
         ds[k].attrs["description"] = d
     return ds
