@@ -81,7 +81,7 @@ def test_short_run_warns_and_says_how_long():
         r = simulate_jsq(20, 0.5, t_end=700.0, burn_in=200.0, seed=1)
     assert not r.se_reliable and r.batches >= 10
     need = float(rec[0].message.args[0].split("t_end − burn_in >= ")[1].split(")")[0])
-    assert need == pytest.approx(200 * r.corr_length, rel=1e-3)
+    assert need >= 200 * r.corr_length * (1 - 1e-3)      # 10 batches of max(20 L, 80 τ)
     assert need > 500.0                      # the window it was given
     # a run of twice the stated length is reliable (same seed)
     with warnings.catch_warnings():

@@ -93,14 +93,18 @@ def test_batch_means_raises_when_short_warns_when_correlated():
 def test_slice_batches_rules():
     rng = np.random.default_rng(12)
     s = ar1_paths(0.9, 4000, 2, 13).T               # 4000 slices, τ_int ≈ 9.5 slices
-    sb = stats.slice_batches(s, 4000.0)
+    with pytest.warns(RuntimeWarning, match="standard errors unreliable"):
+        sb = stats.slice_batches(s, 4000.0)        # 4000 < 10 · 80 τ: too short for the flag
     bm = stats.batch_means(s, 1.0, check=False)
-    assert sb.n_batches == bm.n_batches and sb.corr_length == bm.length
+    assert sb.corr_length == bm.length and sb.tau == pytest.approx(float(np.max(bm.tau)))
+    assert sb.required_batch_length == pytest.approx(max(20 * sb.corr_length, 80 * sb.tau))
+    assert sb.n_batches == 10 and not sb.reliable
     np.testing.assert_allclose(sb.means(s), s[4000 - sb.n_batches * sb.per:].reshape(
         sb.n_batches, sb.per, 2).mean(axis=1))
-    assert sb.lag1 == pytest.approx(float(np.max(bm.lag1)))
+    assert sb.lag1 == pytest.approx(float(np.max(stats.batch._lag1(sb.means(s)))))
     # a constant column is neither measured nor tested
-    sc = stats.slice_batches(np.column_stack([s, np.ones(4000)]), 4000.0)
+    with pytest.warns(RuntimeWarning, match="standard errors unreliable"):
+        sc = stats.slice_batches(np.column_stack([s, np.ones(4000)]), 4000.0)
     assert sc.n_batches == sb.n_batches and sc.lag1_critical == sb.lag1_critical
     # a short window warns (never raises) and is flagged
     with pytest.warns(RuntimeWarning, match="standard errors unreliable"):
@@ -335,3 +339,26 @@ def test_burn_in_family_passes_flat_cells_and_fails_a_trend():
         stats.burn_in_family(flat, {"a": 0.1})
     with pytest.raises(ValueError, match="margin"):
         stats.burn_in_family(flat, -1.0)
+
+
+def test_se_reliable_rule_is_the_window_against_max_20L_80tau():
+    from qlib.stats.batch import reliable_window, required_batch_length
+    assert required_batch_length(10.0, 12.0) == 800.0          # 80 τ binds
+    assert required_batch_length(10.0, 50.0) == 1000.0         # 20 L binds (a long tail)
+    assert reliable_window(8000.0, 10.0, 12.0) and not reliable_window(7999.0, 10.0, 12.0)
+    assert reliable_window(4000.0, 10.0, 12.0, min_batches=5)
+    for bad in (dict(window=0.0, tau=1.0, length=1.0), dict(window=1.0, tau=-1.0, length=1.0),
+                dict(window=1.0, tau=1.0, length=float("inf"))):
+        with pytest.raises(ValueError):
+            reliable_window(**bad)
+    with pytest.raises(ValueError, match="min_batches"):
+        reliable_window(1.0, 1.0, 1.0, min_batches=1)
+    # the flag never looks at the lag-1 test: a long AR(1) path is flagged
+    # reliable whatever its batch means' lag-1 correlation, and a window just
+    # short of 10 · 80 τ is not, however uncorrelated its batch means look
+    long = ar1_paths(0.5, 20_000, 1, 31).T                     # τ ≈ 1.5 slices
+    sb = stats.slice_batches(long, 20_000.0, warn=False)
+    assert sb.reliable and sb.n_batches == 20
+    assert sb.batch_length >= sb.required_batch_length
+    short = stats.slice_batches(ar1_paths(0.9, 4000, 1, 32).T, 4000.0, warn=False)
+    assert not short.reliable and short.lag1 <= short.lag1_critical

@@ -10,7 +10,8 @@ from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 
-__all__ = ['iat', 'batch_means', 'BatchMeans', 'lag1_threshold', 'slice_batches', 'SliceBatches']
+__all__ = ['iat', 'batch_means', 'BatchMeans', 'lag1_threshold', 'slice_batches', 'SliceBatches',
+           'required_batch_length', 'reliable_window']
 
 
 # ---------------------------------------------------------------- autocorrelation
@@ -367,8 +368,18 @@ class SliceBatches:
     lag1_critical : float
         Its family-wise critical value (``nan`` with fixed ``batches``).
     reliable : bool
-        At least 10 batches of at least 20 ``L`` and the lag-1 test passed
-        (always True with fixed ``batches``: nothing is checked).
+        The window holds at least 10 batches of ``required_batch_length``
+        (always True with fixed ``batches``: nothing is checked). The lag-1
+        test is reported (``lag1``, ``lag1_critical``) but is not part of
+        the flag: it passes when a run's sample correlation happens to be low,
+        which is when its variance estimate is low too, so a flag that used it
+        would select the runs whose intervals are too narrow.
+    tau : float
+        Largest integrated autocorrelation time of the tested series (time
+        units; ``nan`` with fixed ``batches``).
+    required_batch_length : float
+        ``max(20 L, 80 τ)``: the batch length the flag asks for (``nan`` with
+        fixed ``batches``).
     """
 
     starts: np.ndarray
@@ -379,6 +390,8 @@ class SliceBatches:
     lag1: float
     lag1_critical: float
     reliable: bool
+    tau: float = float("nan")
+    required_batch_length: float = float("nan")
 
     def sums(self, x):
         """Sums of ``x`` (per slice, axis 0) over each batch."""
@@ -400,14 +413,29 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
     * **series**: the caller passes the slice averages of the quantities
       whose errors it reports (and linearised residuals of ratios);
       constant columns are dropped, the rest are measured and tested;
-    * **batch length**: :func:`~qlib.stats.batch.batch_means` on those series (at least 20
-      correlation lengths ``L``, 10 to 20 batches, the oldest rest left out);
+    * **batch length**: every batch at least ``B = max(20 L, 80 τ)``, with
+      ``τ`` the largest integrated autocorrelation time and ``L`` the largest
+      correlation length of the series (as in
+      :func:`~qlib.stats.batch.batch_means`); ``k = ⌊window / B⌋`` batches,
+      clipped to 10..20, the oldest rest left out;
+    * **flag** (``reliable``): the window holds 10 batches of ``B``, i.e.
+      ``window >= 10 B``. Both ``τ`` and ``L`` are measured on the run
+      itself and are biased low on short windows (on ``K_20`` at
+      ``λ = 0.9`` the median ``τ`` measured over 2 500 time units is about
+      two thirds of the one measured over 30 000, and its 5–95 % range spans
+      a factor 3), and a run whose measured correlation happens to be short
+      is one whose batch variance happens to be small too. The factor 80 on
+      ``τ`` (four times the 20 that the bias of batch means alone asks for)
+      keeps the flag off until the window is long enough for that
+      selection to stop mattering: among flagged runs the 95 % interval
+      covers 0.93–0.97 in ``benchmarks/bench_se_coverage.py``;
     * **lag-1 test**: the batch means of every tested series, one-sided at
       family-wise ``lag1_alpha`` (Bonferroni over the series,
-      :func:`~qlib.stats.batch.lag1_threshold`);
+      :func:`~qlib.stats.batch.lag1_threshold`), reported in the warning
+      and in ``lag1`` but not part of the flag (it selects against
+      coverage);
     * **warning**: one ``RuntimeWarning`` starting "standard errors
-      unreliable" when the window holds fewer than 10 batches of ``20 L`` or
-      the lag-1 test fails; never an exception.
+      unreliable" when the flag is off; never an exception.
 
     Parameters
     ----------
@@ -439,12 +467,11 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
     if not tested.any():
         tested[0] = True
     if batches is None:
-        bm = batch_means(cols[:, tested], dt, check=False, lag1_alpha=lag1_alpha)
-        k, L = bm.n_batches, float(bm.length)
+        k, L, tau, need = _slice_rule(cols[:, tested], window)
     else:
         if isinstance(batches, bool) or not (isinstance(batches, numbers.Integral) and 2 <= batches <= nf):
             raise ValueError(f"batches must be None or an integer in [2, {nf}], got {batches!r}")
-        k, L = int(batches), float("nan")
+        k, L, tau, need = int(batches), float("nan"), float("nan"), float("nan")
     per = nf // k
     starts = np.arange(k) * per + (nf - k * per)
     out = SliceBatches(starts, per, k, per * dt, L, float("nan"), float("nan"), True)
@@ -452,12 +479,100 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
     lag1 = float(np.max(r1[tested]))
     if batches is not None:
         return SliceBatches(starts, per, k, per * dt, L, lag1, float("nan"), True)
-    thr, lag_ok = _lag1_test(r1, k, lag1_alpha, tested)
-    reliable = bool(per * dt >= 20 * L * (1 - 1e-9) and k >= 10 and lag_ok)
+    thr, _ = _lag1_test(r1, k, lag1_alpha, tested)
+    reliable = reliable_window(window, tau, L) and per * dt >= need * (1 - 1e-9) and k >= 10
     if warn and not reliable:
         _warn_unreliable(lag1, thr, k, lag1_alpha,
-                         f"the window of {window:.4g} time units holds {window / L:.3g} correlation "
-                         f"lengths (L = {L:.4g}), 10 decorrelated batches need about {200 * L:.4g}; ",
-                         f"Run longer (t_end − burn_in >= {200 * L:.4g}) or use independent "
+                         f"the window of {window:.4g} time units holds {window / need:.3g} batches of "
+                         f"max(20 L, 80 τ) = {need:.4g} (L = {L:.4g}, τ = {tau:.4g}), 10 such batches "
+                         f"need about {10 * need:.4g}; ",
+                         f"Run longer (t_end − burn_in >= {10 * need:.4g}) or use independent "
                          "replications (replicate).", stacklevel=stacklevel + 1)
-    return SliceBatches(starts, per, k, per * dt, L, lag1, thr, reliable)
+    return SliceBatches(starts, per, k, per * dt, L, lag1, thr, reliable, tau, need)
+
+
+#: Batch length asked for, in correlation lengths ``L`` and in integrated autocorrelation times ``τ``.
+LENGTH_FACTOR, TAU_FACTOR = 20.0, 80.0
+
+
+def required_batch_length(tau, length):
+    """The batch length :func:`~qlib.stats.batch.slice_batches` asks for: ``max(20 L, 80 τ)``.
+
+    Parameters
+    ----------
+    tau : float
+        Integrated autocorrelation time measured on the run (time units), ``> 0``.
+    length : float
+        Correlation length ``L`` measured on the run (time units), ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``tau`` or ``length`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> required_batch_length(10.0, 12.0)
+    800.0
+    """
+    for name, v in (("tau", tau), ("length", length)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < math.inf):
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(max(LENGTH_FACTOR * length, TAU_FACTOR * tau))
+
+
+def reliable_window(window, tau, length, *, min_batches=10):
+    """The ``se_reliable`` rule: does the window hold ``min_batches`` batches of ``max(20 L, 80 τ)``?
+
+    The rule looks only at the window against the correlation the run
+    measured, never at a test of the batch means (the lag-1 test passes
+    when the run's sample correlation happens to be low, which is when its
+    variance estimate is low too; a flag that used it covered 0.87 among the
+    runs it trusted on ``K_20`` at ``λ = 0.9`` over 2 500 time units). The
+    factor 80 on ``τ`` covers the downward bias and spread of a ``τ``
+    measured on the run itself (see :func:`~qlib.stats.batch.slice_batches`).
+
+    Parameters
+    ----------
+    window : float
+        Length of the measurement window (time units), ``> 0``.
+    tau, length : float
+        Integrated autocorrelation time and correlation length measured on
+        the run (time units), ``> 0``.
+    min_batches : int, default 10
+        Batches the window must hold.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        If an argument is not positive (``min_batches``: an integer ``>= 2``).
+
+    Examples
+    --------
+    >>> reliable_window(8000.0, 10.0, 12.0), reliable_window(7000.0, 10.0, 12.0)
+    (True, False)
+    """
+    window = _check_dt(window)
+    if isinstance(min_batches, bool) or not (isinstance(min_batches, numbers.Integral) and min_batches >= 2):
+        raise ValueError(f"min_batches must be an integer >= 2, got {min_batches!r}")
+    return bool(window >= min_batches * required_batch_length(tau, length) * (1 - 1e-9))
+
+
+def _slice_rule(cols, window):
+    """Batches for :func:`slice_batches`: ``(k, L, τ, B)`` with ``B = max(20 L, 80 τ)``
+    and ``k = ⌊window / B⌋`` clipped to 10..20 (and to the number of slices)."""
+    nf = cols.shape[0]
+    dt = window / nf
+    taus, lens = _iat_and_length(cols, dt)
+    tau, L = float(taus.max()), float(max(taus.max(), lens.max()))
+    need = required_batch_length(tau, L)
+    k = int(min(20, max(10, math.floor(window / need * (1 + 1e-9)))))
+    return min(k, nf), L, tau, need
