@@ -96,7 +96,7 @@ ALLOWED: dict[str, set[str]] = {
     "model": {"n = 5000", "n = 5001"},
     "best_degree": {"i < 200", "n = 1500"},
     "equilibrium": {"[100, 140]", "t = 300", "at most a tenth of it"},
-    "tails": {"level 300)", "levels 200 and 2000"},
+    "tails": {"level 300)", "levels 200 and 2000", "to 300 levels", "level 300 it"},
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of", "$n = 200$",
                         "$n = 100$", "window of 100", "or 200 ($", "200/n"},
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "windows twice as"},
