@@ -102,7 +102,7 @@ ALLOWED: dict[str, set[str]] = {
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "windows twice as"},
     "bounded_resampling": {"n = 9999"},
     "finite_n": {"n = 100", "N = 10 \\dots 100", "100\\,R_v", "is twice", "and $0.999$"},
-    "general_service": {"n = 100", "n \\ge 3000"},
+    "general_service": {"n = 100"},
     "ht_diffusion": {"n = 1000", "2000 time units", "The 2000 increments", "1999",
                      "twice the coefficient"},
     "ht_paths": {"n = 100", "n = 1000"},
