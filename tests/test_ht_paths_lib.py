@@ -269,10 +269,15 @@ def test_drain_checks_accept_the_death_process_and_reject_a_faster_one():
         P.drain_checks(bad, 100)
 
 
-def test_wls_slope_and_harmonic():
+def test_time_slope_in_log_n_and_harmonic():
+    # the chapter fits a time T against log n with qlib.stats.loglog_slope on e^T
+    # (log e^T = T, s.e. of log e^T = se): the weighted line of T on log n
+    from qlib.stats import loglog_slope
     x = np.array([1.0, 2.0, 3.0, 4.0])
     y = 0.5 + 2.0 * x + np.array([0.1, -0.1, 0.05, -0.02])
     se = np.array([0.1, 0.2, 0.1, 0.3])
-    b, b_se = P.wls_slope(x, y, se)
-    assert abs(b - np.polyfit(x, y, 1, w=1 / se)[0]) < 1e-10 and b_se > 0
+    fit = loglog_slope(np.exp(x), np.exp(y), np.exp(y) * se)
+    assert abs(fit.slope - np.polyfit(x, y, 1, w=1 / se)[0]) < 1e-10
+    A = np.column_stack([np.ones_like(x), x]) / se[:, None]
+    assert abs(fit.slope_se - np.sqrt(np.linalg.inv(A.T @ A)[1, 1])) < 1e-12
     assert P.harmonic(1) == 1.0 and abs(P.harmonic(4) - 25 / 12) < 1e-14

@@ -22,7 +22,7 @@ from qlib.halfin_whitt._common import _check_n
 __all__ = ["overloaded_start", "chain_replications", "mminf_phase", "limit_replications",
            "limit_richardson", "limit_means", "LimitMeans", "grid_index", "shrink", "ExactMeans",
            "exact_means", "exact_comparison", "bias_bound", "limit_comparison",
-           "drain_checks", "harmonic", "wls_slope", "interior_richardson_bias"]
+           "drain_checks", "harmonic", "interior_richardson_bias"]
 
 
 def overloaded_start(n):
@@ -320,11 +320,3 @@ def drain_checks(c, n, eps=0.1, grid=0.01, t0_recorded=True):
            math.log(m / k), T0, math.sqrt(V(0) / R), harmonic(m))
     return est, se, tgt, row
 
-
-def wls_slope(x, y, se):
-    """Slope of the weighted least-squares line through ``(x, y)`` with
-    standard errors ``se``, and its standard error."""
-    x, y, se = (np.asarray(v, dtype=float) for v in (x, y, se))
-    A = np.column_stack([np.ones_like(x), x]) / se[:, None]
-    cov = np.linalg.inv(A.T @ A)
-    return float((cov @ A.T @ (y / se))[1]), float(math.sqrt(cov[1, 1]))
