@@ -15,14 +15,18 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
-__all__ = ["pooled", "random_routing", "jsq_chain_row", "identity_gap", "replication_cis", "glue_slug"]
+__all__ = ["pooled", "random_routing", "jsq_chain_row", "identity_gap", "replication_cis", "glue_slug",
+           "coupled_gaps", "burn_in_halves"]
 
 
 def _check(n, beta):
-    if not isinstance(n, (int,)) or isinstance(n, bool) or n < 1:
-        raise TypeError(f"n must be an int >= 1, got {n!r}")
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"n must be an int, got {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n!r}")
     if not (0 < beta < math.sqrt(n)):
         raise ValueError(f"beta must be in (0, sqrt(n)), got {beta!r}")
 
@@ -139,3 +143,37 @@ def glue_slug(label):
     if not isinstance(label, str):
         raise TypeError(f"label must be a str, got {type(label).__name__}")
     return re.sub(r"[^A-Za-z0-9.]", "", label)
+
+
+def coupled_gaps(result, names, n):
+    """Per-replication gaps of coupled chains to chain 0 (JSQ) of a
+    :class:`~qlib.halfin_whitt.jsq_d.JSQdResult` run on common random numbers:
+    ``name -> (CI of √n (P_j(wait) − P_0(wait)), CI of (E[Q_2]_j − E[Q_2]_0)/√n)``
+    for every chain ``j >= 1`` named ``names[j]``.
+
+    Raises
+    ------
+    ValueError
+        If ``names`` does not match the result's chains.
+    """
+    from qlib.stats import replication_ci
+    p = getattr(result, "p_wait", None)
+    if p is None or getattr(p, "ndim", 0) != 2 or p.shape[1] != len(names):
+        raise ValueError("names must name every chain of a multi-d result")
+    s = math.sqrt(n)
+    return {name: (replication_ci(s * (result.p_wait[:, j] - result.p_wait[:, 0])),
+                   replication_ci((result.mean_q2[:, j] - result.mean_q2[:, 0]) / s))
+            for j, name in enumerate(names) if j >= 1}
+
+
+def burn_in_halves(result):
+    """The block averages of ``P(wait)`` and ``Q_2`` of every chain of a
+    :class:`~qlib.halfin_whitt.jsq_d.JSQdResult`, as an array
+    ``(replications, blocks, columns)`` for
+    :func:`~qlib.stats.burn_in.burn_in_check` with ``replications=True``."""
+    import numpy as np
+    b = getattr(result, "blocks", None)
+    if b is None or b.ndim not in (3, 4):
+        raise TypeError("result must be a JSQdResult with blocks")
+    b = b[..., [0, 2]]
+    return b if b.ndim == 3 else np.moveaxis(b, 2, 1).reshape(b.shape[0], b.shape[2], -1)
