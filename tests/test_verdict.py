@@ -87,3 +87,11 @@ def test_replications_for_equivalence_resolves():
     r = replications_for_equivalence(2.0, 1.0)
     res = lambda r: float(equivalence(0.0, 2.0 / r ** 0.5, r - 1, 1.0, method="iut").resolvable)  # noqa: E731
     assert res(r) <= 1.0 < res(r - 1)
+
+
+def test_checks_table_escapes_pipes_in_claims():
+    from qlib.stats import Check, Checks
+    cs = Checks("t", glue=None)
+    cs.add("abs", Check.bound("largest |x| small", 0.1, 1.0))
+    body = cs.markdown().splitlines()[2]
+    assert body.count("|") - body.count("\\|") == 7

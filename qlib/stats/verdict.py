@@ -274,7 +274,8 @@ class Checks:
         for c in self.rows.values():
             val = f"{c.value:.2f} (\\|t\\|)" if c.kind == "significance" else f(c, c.value)
             thr = f"{c.threshold:.2f}" if c.kind == "significance" else f(c, c.threshold)
-            out.append(f"| {c.claim} | {c.kind} | {val} | {thr} | {f(c, c.sensitivity)} | {c.mark} |")
+            claim = c.claim.replace("|", "\\|")
+            out.append(f"| {claim} | {c.kind} | {val} | {thr} | {f(c, c.sensitivity)} | {c.mark} |")
         return "\n".join(out)
 
     def table(self):
