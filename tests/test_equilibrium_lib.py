@@ -55,5 +55,6 @@ def test_validation():
         fluid.jacobian_pivots(0.5, p, float("nan"))
     with pytest.raises(ValueError, match="tol"):
         fluid.jacobian_pivots(0.5, DegreeDistribution.point(2), 0.0, tol=1e-300)  # q* underflows to 0
-    with pytest.raises(TypeError, match="degrees"):
-        fluid.jacobian_pivots(0.5, [1.0], 0.0)
+    for bad in ("abc", 3, None):
+        with pytest.raises(TypeError, match="degrees"):
+            fluid.jacobian_pivots(0.5, bad, 0.0)

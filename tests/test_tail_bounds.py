@@ -165,8 +165,14 @@ def test_bad_levels():
 
 
 def test_bad_degrees():
-    with pytest.raises(TypeError, match="degrees"):
-        tails.tail_bounds(0.5, {2: 1.0}, [1])
+    # a mapping is a degree law (coerced); anything that is not one is refused
+    got = tails.tail_bounds(0.5, {2: 1.0}, [1, 2])
+    want = tails.tail_bounds(0.5, D.point(2), [1, 2])
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    for bad in ("abc", 3, None):
+        with pytest.raises(TypeError, match="degrees"):
+            tails.tail_bounds(0.5, bad, [1])
 
 
 @pytest.mark.parametrize("lam", [0, 1, -0.1, 1.5, float("nan"), float("inf"), "0.5", None, True])
