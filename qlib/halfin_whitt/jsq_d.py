@@ -138,7 +138,7 @@ class JSQdResult(ResultIO):
     n: int
     beta: float
     d: object
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     p_wait: np.ndarray
@@ -182,12 +182,12 @@ class JSQdResult(ResultIO):
     @property
     def response_time(self):
         """Mean over replications of ``E[N]/λ_n`` (Little's law)."""
-        return np.mean(self.mean_tasks / self.lam, axis=0)
+        return np.mean(self.mean_tasks / self.lam_total, axis=0)
 
     @property
     def response_time_se(self):
         """Standard error over replications of :attr:`response_time`."""
-        return np.std(self.mean_tasks / self.lam, axis=0, ddof=1) / math.sqrt(self.batches)
+        return np.std(self.mean_tasks / self.lam_total, axis=0, ddof=1) / math.sqrt(self.batches)
 
     @functools.cached_property
     def occupancy_ci(self) -> IntervalArray:
@@ -206,9 +206,9 @@ class JSQdResult(ResultIO):
         return _interval_array(self.response_time, self.response_time_se, self.batches - 1)
 
     @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
     @property
     def mean_queue_length(self):
@@ -327,7 +327,7 @@ def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10
     if scalar:
         avg, mw, cw, blocks = avg[:, 0], mw[:, 0], cw[:, 0], blocks[:, 0]
     return JSQdResult(
-        n=n, beta=beta, d=int(d) if scalar else tuple(int(x) for x in ds), lam=lam,
+        n=n, beta=beta, d=int(d) if scalar else tuple(int(x) for x in ds), lam_total=lam,
         t_end=t_end, burn_in=burn_in, p_wait=avg[..., 0], mean_q1=avg[..., 1],
         mean_q2=avg[..., 2], mean_q3=avg[..., 3], mean_tasks=avg[..., 4], mean_wait=mw,
         cond_wait=cw, blocks=blocks, events=int(events), wall_time=wall,

@@ -167,7 +167,7 @@ class JSQResult(ResultIO):
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     mean_idle: float
@@ -223,7 +223,7 @@ class JSQResult(ResultIO):
     @property
     def response_time(self):
         """``E[N]/λ_n`` (Little's law), ``N = n − (n − Q_1) + (N − Q_1)``."""
-        return (self.n - self.mean_idle + self.mean_waiting) / self.lam
+        return (self.n - self.mean_idle + self.mean_waiting) / self.lam_total
 
     @property
     def response_time_se(self):
@@ -231,7 +231,7 @@ class JSQResult(ResultIO):
         b = self.batch_averages
         if b is None or b.shape[0] < 2:
             return float("nan")
-        x = (self.n - b[:, 0] + b[:, 3]) / self.lam
+        x = (self.n - b[:, 0] + b[:, 3]) / self.lam_total
         return float(x.std(ddof=1) / math.sqrt(x.size))
 
     def __post_init__(self):
@@ -255,9 +255,9 @@ class JSQResult(ResultIO):
         return _interval(self.response_time, self.response_time_se, self.batches - 1)
 
     @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
     @property
     def mean_queue_length(self) -> float:
@@ -267,7 +267,7 @@ class JSQResult(ResultIO):
     @property
     def mean_queue_length_se(self) -> float:
         """Its batch-means standard error."""
-        return self.response_time_se * self.lam / self.n
+        return self.response_time_se * self.lam
 
     @property
     def mean_queue_length_ci(self) -> Interval:
@@ -463,7 +463,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     se, ci = f["se"], f["ci"]
     times = np.arange(nrec) * record_dt if nrec else None
     return JSQResult(
-        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        n=n, beta=beta, lam_total=lam, t_end=t_end, burn_in=burn_in,
         mean_idle=float(m[0]), mean_idle_se=se[0], mean_q2=float(m[1]),
         mean_q2_se=se[1], mean_q3=float(m[2]), mean_q3_se=se[2],
         mean_waiting=float(m[3]), mean_waiting_se=se[3],

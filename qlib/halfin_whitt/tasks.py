@@ -277,7 +277,7 @@ class TasksResult(ResultIO):
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     arrivals: int
@@ -354,9 +354,9 @@ class TasksResult(ResultIO):
         return _interval(self.response_time, self.response_time_se, self.batches - 1)
 
     @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
     @property
     def mean_queue_length(self) -> float:
@@ -497,7 +497,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     sb = _tasks_batches(tk, ti, window, batches)
     blen = float(sb.batch_length)
     return TasksResult(
-        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        n=n, beta=beta, lam_total=lam, t_end=t_end, burn_in=burn_in,
         arrivals=int(arr), waiting=int(wt),
         p_wait=float(wt / arr) if arr else nan,
         mean_wait=float(tk[:, 2].sum() / arr) if arr else nan,
