@@ -1,6 +1,6 @@
 """Independent replications, each from a start state of its own.
 
-:func:`~qlib.sim.replicate.replicate` starts every run from the same
+:func:`~qlib.sim.replications.replicate` starts every run from the same
 ``initial`` (an occupancy vector is placed by a permutation of each run's own
 seed, but the vector is shared). Where the start itself is random (queue
 lengths drawn per run), :func:`replicate_own_starts` runs one

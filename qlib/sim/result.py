@@ -221,7 +221,7 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 # ----------------------------------------------------------- replicate ----
 @dataclass(frozen=True, repr=False)
 class ReplicationResult(ResultIO):
-    """Result of :func:`~qlib.sim.replicate.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
+    """Result of :func:`~qlib.sim.replications.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
     Attributes
     ----------
@@ -327,7 +327,7 @@ class ReplicationResult(ResultIO):
     def from_runs(cls, results, seed=None, wall_time=math.nan):
         """Gather independent runs of :func:`~qlib.sim.run.simulate` into one result.
 
-        For runs made outside :func:`~qlib.sim.replicate.replicate` (each from
+        For runs made outside :func:`~qlib.sim.replications.replicate` (each from
         a start of its own, say); the runs must be independent.
 
         Parameters

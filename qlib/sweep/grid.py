@@ -347,7 +347,7 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         (the thread CPU time of the whole point, graph and initial state
         included).
     """
-    from qlib.sim.replicate import replicate
+    from qlib.sim.replications import replicate
     c0 = time.thread_time()
     g = graph_for(point, seed)
     x0 = initial_for(point, seed, g)
