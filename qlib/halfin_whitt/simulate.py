@@ -147,9 +147,11 @@ class JSQResult(ResultIO):
     correlation length ``L`` measured on the run, the largest over the
     quantities; ``nan`` with a fixed ``batches``), ``batch_lag1`` (the largest
     lag-1 correlation of the batch means over the quantities),
-    ``se_reliable`` (the batches are at least ``20 L`` long, at least 10, and
-    their lag-1 correlations pass a 1 % test, Bonferroni over the
-    quantities; always True with a fixed ``batches``, which is not checked)
+    ``se_reliable`` (the window holds 10 batches of ``max(20 L, 80 τ)``, with
+    ``τ`` the largest integrated autocorrelation time measured on the run:
+    :func:`~qlib.stats.batch.reliable_window`; the lag-1 test of the batch
+    means is reported in ``batch_lag1`` and the warning, not part of the flag;
+    always True with a fixed ``batches``, which is not checked)
     and ``batch_averages``, shape ``(batches, 5)``: per-batch time averages
     of ``n − Q_1``, ``Q_2``, ``Q_3``, ``N − Q_1`` and ``1{Q_1 = n}`` (for the
     standard error of a derived quantity, e.g. a ratio).
@@ -293,9 +295,9 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
 
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` (the rules shared with
     :func:`qlib.simulate <qlib.sim.run.simulate>`) on the five time averages and on the linearised
-    ratio ``warr − p̂ arr`` of ``p_wait``: at least 20 correlation lengths,
-    10 to 20 batches, a family-wise 1 % lag-1 test, and a warning when the
-    window is too short. With an int, every slice is a batch (``nfine ==
+    ratio ``warr − p̂ arr`` of ``p_wait``: batches of at least
+    ``max(20 L, 80 τ)``, 10 to 20 of them, a family-wise 1 % lag-1 test
+    (reported), and a warning when the window is too short. With an int, every slice is a batch (``nfine ==
     batches``).
     """
     from qlib import stats
@@ -380,14 +382,17 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     slices, and the batches are groups of consecutive slices. By default
     :func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>` measures the correlation length ``L`` on
     the slice averages of the five time averages and of ``p_wait``'s
-    linearised ratio, and takes 10 to 20 batches of at least ``20 L`` each.
+    linearised ratio, and takes 10 to 20 batches of at least ``max(20 L, 80 τ)``
+    each (``τ`` the integrated autocorrelation time).
     ``mean_*_se`` and ``p_full_se`` are the standard deviation of the batch
     means over ``√k``; ``p_wait_se`` is the delta-method (linearised ratio)
     error of ``Σ waiting arrivals / Σ arrivals`` over the same batches. The
     intervals ``*_ci`` use Student-t with ``k − 1`` degrees of freedom.
 
-    Trust them when ``se_reliable`` is True: the window then holds at least
-    ``200 L`` and the batch means show no lag-1 correlation. Otherwise a
+    Trust them when ``se_reliable`` is True: the window then holds 10 batches
+    of ``max(20 L, 80 τ)`` (:func:`~qlib.stats.batch.reliable_window`; the
+    lag-1 correlation of the batch means is reported, not part of the
+    flag, since it selects against coverage). Otherwise a
     ``RuntimeWarning`` (never an exception) gives the window needed; the
     errors are then too small (correlated batches), and independent
     replications (:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>`) are the honest choice.

@@ -270,9 +270,10 @@ class TasksResult(ResultIO):
     batches : int
         Number of batches behind the standard errors (``batch_tasks.shape[0]``).
     se_reliable : bool
-        Whether the batches passed a check of their length and lag-1
-        correlation; True when nothing was checked (a fixed number of
-        equal batches, the caller's responsibility).
+        Whether the window holds 10 batches of ``max(20 L, 80 τ)``
+        (:func:`~qlib.stats.batch.reliable_window`; the lag-1 test of the
+        batch means is reported, not part of the flag); True when nothing was
+        checked (a fixed number of equal batches, the caller's responsibility).
     """
 
     n: int
@@ -432,7 +433,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         ``1{Q_1 = n}``, ``Q_2``, ``Q_3`` and on the linearised residuals of
         the three task ratios (waiting arrivals, Σ wait and Σ response
         against arrivals), and ``batch_tasks``, ``batch_time`` hold 10 to 20
-        batches of at least ``20 L`` (the oldest rest of slices, fewer than
+        batches of at least ``max(20 L, 80 τ)`` (the oldest rest of slices, fewer than
         20 of 4000, is left out of the batches, not of the means).  A
         ``RuntimeWarning`` says when the window is too short for that.  An
         int ``>= 2`` forces that many equal batches, unchecked (use it when

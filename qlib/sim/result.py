@@ -27,7 +27,8 @@ class SimulationResult(ResultIO):
         is 0 unless ``levels`` asked for more.
     occupancy_se : ndarray, shape (K+1,)
         Standard errors by batch means. By default (``batches=None``) the
-        batch length is at least 20 correlation lengths measured on the run
+        batch length is at least ``max(20 L, 80 τ)``, the correlation length
+        ``L`` and integrated autocorrelation time ``τ`` measured on the run
         itself (:func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>`), with 10 to 20 batches; the
         s.e. is trustworthy when ``se_reliable`` is True (otherwise a
         ``RuntimeWarning`` said how long the run should be). Measured
@@ -75,9 +76,12 @@ class SimulationResult(ResultIO):
         batches are tested on (the occupancy levels holding at least 1 % of
         the servers and the mean queue length).
     se_reliable : bool
-        Whether the batches are at least 20 correlation lengths long, at
-        least 10, and their lag-1 correlations pass the family-wise 1 % test
-        (:func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
+        Whether the window holds 10 batches of ``max(20 L, 80 τ)``, ``τ`` and
+        ``L`` measured on the run (:func:`~qlib.stats.batch.reliable_window`,
+        :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
+        The lag-1 test of the batch means is reported in ``batch_lag1`` and
+        in the warning but is not part of the flag (it selects against
+        coverage).
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
@@ -194,8 +198,8 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` on ``_batch_series``
     (the rules shared with ``simulate_jsq``); it warns when the window is too
-    short for 10 batches of 20 correlation lengths or the batch means stay
-    correlated (family-wise 1 % lag-1 test), unless ``warn`` is False."""
+    short for 10 batches of ``max(20 L, 80 τ)`` (the lag-1 test of the batch
+    means is reported in the warning), unless ``warn`` is False."""
     sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches,
                              warn=warn, stacklevel=3)
     occ_b = sb.means(occ_f[:nfine])
