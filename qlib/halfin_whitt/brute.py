@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n
 
 __all__ = ["occupancy_generator", "brute_force_jsq", "BruteForceJSQ", "estimate_ratios",
@@ -28,11 +29,7 @@ QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_task
 
 
 def _check_levels(levels):
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"levels must be an integer >= 2, got {levels!r}")
-    if levels < 2:
-        raise ValueError(f"levels must be an integer >= 2, got {levels}")
-    return int(levels)
+    return V.integer(levels, "levels", lo=2)
 
 
 def occupancy_generator(n, lam, levels):

@@ -1,7 +1,6 @@
 """simulate_jsq: exact event-driven simulation of JSQ's occupancy chain on the complete graph, λ_n = n − β√n."""
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import time
@@ -10,8 +9,8 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib._feedback import compile_notice
-from qlib.stats._results import ResultIO
-from qlib.stats.intervals import Interval, IntervalArray, _t_interval
+from qlib.stats._results import BatchIntervals, ResultIO
+from qlib.stats.intervals import Interval
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
 
@@ -123,7 +122,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
 
 
 @dataclass(frozen=True, repr=False)
-class JSQResult(ResultIO):
+class JSQResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
     Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means
@@ -245,22 +244,6 @@ class JSQResult(ResultIO):
                 object.__setattr__(self, name + "_ci", Interval(ci, getattr(self, name),
                                                                 getattr(self, name + "_se"), df))
 
-    @functools.cached_property
-    def occupancy_ci(self) -> IntervalArray:
-        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
-        ``low``); ``occupancy_ci(level)`` gives another level."""
-        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
-
-    @functools.cached_property
-    def response_time_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
-        return _interval(self.response_time, self.response_time_se, self.batches - 1)
-
-    @property
-    def lam(self) -> float:
-        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
-        return self.lam_total / self.n
-
     @property
     def mean_queue_length(self) -> float:
         """Mean number of tasks per server ``E[N]/n`` (``= (λ_n/n) response_time``)."""
@@ -271,18 +254,6 @@ class JSQResult(ResultIO):
         """Its batch-means standard error."""
         return self.response_time_se * self.lam
 
-    @property
-    def mean_queue_length_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
-        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
-
-
-def _interval(center, se, df):
-    return Interval(_t_interval(center, se, df, 0.95), center, se, df)
-
-
-def _interval_array(center, se, df):
-    return IntervalArray(np.stack(_t_interval(center, se, df, 0.95)), center, se, df)
 
 
 _JSQ_FINE = 4000   # slices of simulate_jsq's window (batch means group them)
@@ -437,13 +408,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     Q = np.zeros(levels + 2, np.int64)
     Q[0] = n
     if initial is not None:
-        q = np.asarray(initial)
-        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
-            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
-        if q.size > levels:
-            raise ValueError(f"initial has {q.size} levels, more than levels = {levels}")
-        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
-            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
         Q[1:q.size + 1] = q
     if record_dt is not None:
         record_dt = _check_pos("record_dt", record_dt)

@@ -17,7 +17,6 @@ Each server keeps the arrival times of its tasks in a ring buffer.
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass
@@ -25,9 +24,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.stats._results import ResultIO
-from qlib.halfin_whitt.simulate import _interval, _interval_array
-from qlib.stats.intervals import Interval, IntervalArray
+from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
@@ -220,7 +217,7 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
 
 
 @dataclass(frozen=True, repr=False)
-class TasksResult(ResultIO):
+class TasksResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
     Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged
@@ -343,22 +340,6 @@ class TasksResult(ResultIO):
         z = r - self.mean_response * a
         return float(z.std(ddof=1) / math.sqrt(z.size) / a.mean())
 
-    @functools.cached_property
-    def occupancy_ci(self) -> IntervalArray:
-        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
-        ``low``); ``occupancy_ci(level)`` gives another level."""
-        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
-
-    @functools.cached_property
-    def response_time_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
-        return _interval(self.response_time, self.response_time_se, self.batches - 1)
-
-    @property
-    def lam(self) -> float:
-        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
-        return self.lam_total / self.n
-
     @property
     def mean_queue_length(self) -> float:
         """Mean number of tasks per server ``E[N]/n`` (time average)."""
@@ -369,11 +350,6 @@ class TasksResult(ResultIO):
         """Its batch-means standard error."""
         x = self.batch_time[:, 0] / self.batch_length / self.n
         return float(x.std(ddof=1) / math.sqrt(x.size))
-
-    @property
-    def mean_queue_length_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
-        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
 
 
 def _check_int(name, x, lo):
@@ -472,14 +448,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
     X0 = np.zeros(n, np.int64)
     if initial is not None:
-        q = np.asarray(initial)
-        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
-            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
-        if q.size >= levels:
-            raise ValueError(f"initial has {q.size} levels, needs levels > {q.size}, "
-                             f"got levels = {levels}")
-        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
-            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        q = V.occupancy_counts(initial, n, max_len=levels - 1, cap_name="levels - 1")
         for qi in q:
             X0[:int(qi)] += 1
     seed32, entropy = _seed32(seed)
