@@ -22,7 +22,7 @@ __all__ = ["replicate_own_starts"]
 
 def replicate_own_starts(graph, lam: float, mu: float, starts: Sequence, *, seed=None,
                          n_jobs: int | None = None, **simulate_kwargs) -> ReplicationResult:
-    """One independent run of :func:`~qlib.sim.run.simulate` per start state.
+    """One independent run of :func:`~qlib.sim.run.simulate` (resampling rate ``mu``) per start state.
 
     Parameters
     ----------

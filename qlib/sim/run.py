@@ -28,7 +28,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
              record_dt: float | None = None, initial: object = None, progress: bool = False,
              batches: int | None = None, service: object = None, record_response: bool = False,
              allow_unstable: bool = False, warn: bool = True) -> SimulationResult:
-    """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
+    """Simulate JSQ on the closed neighbourhoods of a graph resampled at resampling rate ``mu``.
 
     Parameters
     ----------
