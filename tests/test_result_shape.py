@@ -118,7 +118,7 @@ def test_replication_tail_is_the_runs_occupancy():
     ci = rr.tail_ci([1, 2])
     assert ci.df == rr.replications - 1
     np.testing.assert_allclose(ci.se, rr.occupancy_se[[1, 2]], rtol=1e-12)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="which"):
         rr.tail([-1])
     assert rr.batches == rr.replications and rr.se_reliable is True
 
@@ -205,10 +205,10 @@ def test_replication_queue_paths_sum_the_recorded_levels():
     r0 = rr.results[0]
     assert full.shape == (3, r0.times.size)
     np.testing.assert_array_equal(late[0], r0.paths[r0.times >= 5.0, 1:].sum(axis=1))
-    np.testing.assert_array_equal(rr.queue_paths(levels=[2])[1], rr.results[1].paths[:, 2])
-    assert np.all(rr.queue_paths(levels=[1, 99]) == rr.queue_paths(levels=[1]))   # unreached: 0
-    with pytest.raises(ValueError, match="levels"):
-        rr.queue_paths(levels=[0])
+    np.testing.assert_array_equal(rr.queue_paths(which=[2])[1], rr.results[1].paths[:, 2])
+    assert np.all(rr.queue_paths(which=[1, 99]) == rr.queue_paths(which=[1]))   # unreached: 0
+    with pytest.raises(ValueError, match="which"):
+        rr.queue_paths(which=[0])
     bare = replicate(graphs.ring(30), 0.7, 1.0, replications=2, seed=4, t_end=5.0)
     with pytest.raises(ValueError, match="record_dt"):
         bare.queue_paths()

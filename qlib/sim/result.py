@@ -382,33 +382,33 @@ class ReplicationResult(ResultIO):
         """
         return np.array([r.batch_response_time for r in self.results])
 
-    def tail(self, levels=None):
+    def tail(self, which: int | list[int] | None = None) -> np.ndarray:
         """Per-replication time-averaged occupancy ``q(i)``.
 
         Parameters
         ----------
-        levels : int or sequence of int, optional
-            The levels ``i >= 0``; default all, ``0..K``.
+        which : int or sequence of int, optional
+            Which levels ``i >= 0``; default all, ``0..K``.
 
         Returns
         -------
-        ndarray, shape (replications, len(levels))
+        ndarray, shape (replications, len(which))
             Row ``r`` holds run ``r``'s ``q(i)``; a level the run never
             reached is 0.  For one int level, shape (replications,).
         """
         K = max(r.occupancy.size for r in self.results)
-        lv = np.arange(K) if levels is None else np.atleast_1d(np.asarray(levels))
+        lv = np.arange(K) if which is None else np.atleast_1d(np.asarray(which))
         if lv.ndim != 1 or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 0):
-            raise ValueError(f"levels must be a non-negative int or a sequence of them, got {levels!r}")
+            raise ValueError(f"which must be a non-negative int or a sequence of them, got {which!r}")
         w = max(K, int(lv.max()) + 1) if lv.size else K
         occ = np.array([np.pad(r.occupancy, (0, w - r.occupancy.size)) for r in self.results])
-        return occ[:, lv[0]] if np.ndim(levels) == 0 and levels is not None else occ[:, lv]
+        return occ[:, lv[0]] if np.ndim(which) == 0 and which is not None else occ[:, lv]
 
-    def tail_ci(self, levels=None, level=0.95):
+    def tail_ci(self, which: int | list[int] | None = None, level: float = 0.95) -> "stats.ReplicationCI":
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of :meth:`tail`'s columns."""
-        return stats.replication_ci(self.tail(levels), level)
+        return stats.replication_ci(self.tail(which), level)
 
-    def queue_paths(self, after=0.0, levels=None):
+    def queue_paths(self, after: float = 0.0, which: list[int] | None = None) -> np.ndarray:
         """Per-replication recorded path of ``Σ_i q(t, i)`` from time ``after`` on.
 
         The input of :func:`qlib.stats.burn_in_check
@@ -419,8 +419,8 @@ class ReplicationResult(ResultIO):
         after : float, default 0
             Keep the grid times ``t >= after`` (the burn-in, when the paths
             were recorded from time 0).
-        levels : sequence of int, optional
-            The levels ``i >= 1`` summed; default all, so the sum is the mean
+        which : sequence of int, optional
+            Which levels ``i >= 1`` are summed; default all, so the sum is the mean
             queue length per server. A level a run never reached counts 0.
 
         Returns
@@ -431,15 +431,15 @@ class ReplicationResult(ResultIO):
         ------
         ValueError
             If the runs recorded no paths (``record_dt`` not given), the
-            replications' grids differ, or ``levels`` holds a level < 1.
+            replications' grids differ, or ``which`` holds a level < 1.
         """
         if any(r.paths is None for r in self.results):
             raise ValueError("queue_paths needs paths: run replicate with record_dt")
         after = float(after)
-        lv = None if levels is None else np.atleast_1d(np.asarray(levels))
+        lv = None if which is None else np.atleast_1d(np.asarray(which))
         if lv is not None and (lv.ndim != 1 or lv.size == 0
                                or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 1)):
-            raise ValueError(f"levels must be a non-empty sequence of ints >= 1, got {levels!r}")
+            raise ValueError(f"which must be a non-empty sequence of ints >= 1, got {which!r}")
         out = []
         for r in self.results:
             p = r.paths[r.times >= after]
