@@ -1,4 +1,4 @@
-"""qlib.meanfield.refined.refined against rmftool (a script, not a test).
+"""qlib.meanfield.expansion.refined against rmftool (a script, not a test).
 
 Model: the supermarket model JSQ(2) with sampling *with* replacement, i.e.
 ``refined(lam, point(1), replacement=True)``, truncated at K levels, the
@@ -27,7 +27,7 @@ import numpy as np
 
 
 from qlib.meanfield.degrees import DegreeDistribution
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 
 #: rmftool's Example_2choice notebook, JSQ(2), rho = 0.9, K = 9: refined
 #: mean field (1/N) mean queue length at N = 10, 20, 30, 50, 100, and the

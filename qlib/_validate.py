@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import numpy as np
 
 __all__ = ["InvalidType", "real", "positive", "nonnegative", "probability", "integer", "flag",
            "memory_estimate", "check_memory", "check_arrays", "MEMORY_LIMIT"]
@@ -160,6 +161,48 @@ def integer(x, name, *, lo=None, hi=None):
     if (lo is not None and k < lo) or (hi is not None and k > hi):
         raise ValueError(f"{what}, got {k}")
     return k
+
+
+def occupancy_counts(x, n, name="initial", *, max_len=None, cap_name="max_queue"):
+    """Check counts ``(Q_1, Q_2, …)`` of servers holding at least ``i`` tasks.
+
+    Parameters
+    ----------
+    x : sequence of int
+        The counts, non-increasing, each in ``[0, n]``.
+    n : int
+        Number of servers.
+    name : str, default "initial"
+        The parameter's name.
+    max_len : int, optional
+        At most this many entries (the capacity ``cap_name`` of the caller).
+    cap_name : str, default "max_queue"
+        The name of the caller's capacity parameter, for the message.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a 1-d sequence of integers.
+    ValueError
+        If it is not non-increasing in ``[0, n]`` or has more than ``max_len`` entries.
+
+    Examples
+    --------
+    >>> occupancy_counts([5, 2], 5).tolist()
+    [5, 2]
+    """
+    q = np.asarray(x)
+    if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
+        raise TypeError(f"{name} must be a 1-d sequence of integers (Q_1, Q_2, ...)")
+    if max_len is not None and q.size > max_len:
+        raise ValueError(f"{name} has {q.size} levels, more than {cap_name} = {max_len}")
+    if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
+        raise ValueError(f"{name} must be non-increasing with 0 <= Q_i <= n = {n}")
+    return q.astype(np.int64)
 
 
 def flag(x, name):

@@ -22,9 +22,9 @@ from qlib.exact import mm1_transient, occupancy_chain, occupancy_chain_adaptive,
 from qlib.halfin_whitt import (erlang_c, reflected_ou, simulate_jsq, simulate_jsq_d, simulate_tasks,
                                stationary_jsq, transient_jsq)
 from qlib.meanfield import fluid, tails
-from qlib.meanfield.cavity import cavity
+from qlib.meanfield.cavity_method import cavity
 from qlib.meanfield.degrees import DegreeDistribution as D
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 from qlib.sim import replicate, simulate
 from qlib.sim.service import (deterministic, erlang, exponential, hyperexponential,
                               md1_distribution, pollaczek_khinchine)

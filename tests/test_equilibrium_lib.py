@@ -51,7 +51,7 @@ def test_validation():
     p = DegreeDistribution.point(1)
     with pytest.raises(ValueError, match="lam"):
         fluid.jacobian_pivots(1.2, p, 0.0)
-    with pytest.raises(ValueError, match="mu"):
+    with pytest.raises(ValueError, match="shift"):
         fluid.jacobian_pivots(0.5, p, float("nan"))
     with pytest.raises(ValueError, match="tol"):
         fluid.jacobian_pivots(0.5, DegreeDistribution.point(2), 0.0, tol=1e-300)  # q* underflows to 0

@@ -1,4 +1,4 @@
-"""Tests of ``qlib.meanfield.refined`` (refined mean-field expansion): interface and
+"""Tests of ``qlib.meanfield.refined (module qlib.meanfield.expansion)`` (refined mean-field expansion): interface and
 input checks. The numerical checks are in ``tests/test_refined.py``."""
 import math
 
@@ -7,7 +7,7 @@ import pytest
 
 import qlib
 from qlib.meanfield import fluid
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 
 D = qlib.DegreeDistribution
 

@@ -1,9 +1,9 @@
-"""qlib.meanfield.cavity: the cavity fixed point against independent exact routes."""
+"""qlib.meanfield.cavity (module qlib.meanfield.cavity_method): the cavity fixed point against independent exact routes."""
 import numpy as np
 import pytest
 
 from qlib import DegreeDistribution
-from qlib.meanfield.cavity import arrival_rates, cavity
+from qlib.meanfield.cavity_method import arrival_rates, cavity
 from qlib.meanfield import fluid
 from qlib.sim import service as sv
 

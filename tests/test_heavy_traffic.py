@@ -154,12 +154,12 @@ def test_stationary_jsq_grid(n, beta):
         assert eb[k] <= 1e-3 * max(1.0, abs(getattr(st, k))), (k, eb[k])
     # in the truncated chain rate balance for N holds exactly: E[n − Q_1] −
     # β√n = λ_n · blocked; a wrong generator or a bad solve breaks it
-    assert abs(st.balance_gap - st.lam * st.blocked) < 1e-9
+    assert abs(st.balance_gap - st.lam_total * st.blocked) < 1e-9
     # two identities of the true chain, met within the reported bounds:
     # E[n − Q_1] = β√n, and λ_n P(wait) = E[Q_2] (arrivals into level s + 1
     # >= 2 balance departures from queues of length s + 1)
     assert abs(st.mean_idle - beta * math.sqrt(n)) <= eb["mean_idle"] + 1e-9
-    assert abs(st.lam * st.p_wait - st.mean_q2) <= st.lam * eb["p_wait"] + eb["mean_q2"] + 1e-9
+    assert abs(st.lam_total * st.p_wait - st.mean_q2) <= st.lam_total * eb["p_wait"] + eb["mean_q2"] + 1e-9
     assert abs(st.q2_pmf.sum() - 1) < 1e-12 and st.q2_pmf.size == n + 1
 
 
@@ -321,8 +321,8 @@ def test_brute_force_keeps_the_identities_by_construction():
     # for any solution of its balance equations: a check of the solve only
     from qlib.halfin_whitt.brute import brute_force_jsq
     r = brute_force_jsq(9, 1.0, 4)
-    assert abs(r.mean_q1 - r.lam * (1 - r.blocked)) < 1e-12
-    assert abs(r.mean_q2 - r.lam * (r.p_wait - r.blocked)) < 1e-12
+    assert abs(r.mean_q1 - r.lam_total * (1 - r.blocked)) < 1e-12
+    assert abs(r.mean_q2 - r.lam_total * (r.p_wait - r.blocked)) < 1e-12
     assert r.states.shape[0] == math.comb(9 + 4, 4) and r.residual < 1e-12
     assert np.all(np.diff(r.states.sum(axis=1)) >= 0)
 

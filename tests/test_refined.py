@@ -1,4 +1,4 @@
-"""Numerical checks of ``qlib.meanfield.refined.refined`` and ``qlib.exact.occupancy_chain``
+"""Numerical checks of ``qlib.meanfield.expansion.refined`` and ``qlib.exact.occupancy_chain``
 (fast: chains of at most a few thousand states)."""
 import math
 
@@ -7,7 +7,7 @@ import pytest
 
 import qlib
 from qlib import exact, graphs
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 
 D = qlib.DegreeDistribution
 

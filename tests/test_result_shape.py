@@ -59,14 +59,14 @@ def test_simulator_result_has_the_shared_names(name):
 def test_intervals_contain_the_estimate_and_widen_with_the_level(name):
     r = run(name)
     q, R = np.asarray(r.occupancy), r.response_time
-    lo, hi = np.asarray(r.occupancy_ci())
+    lo, hi = np.asarray(r.occupancy_ci)
     lo9, hi9 = np.asarray(r.occupancy_ci(0.99))
     assert lo.shape == q.shape == hi.shape
     assert np.all(lo <= q) and np.all(q <= hi)
     assert np.all(lo9 <= lo) and np.all(hi <= hi9)
     busy = np.asarray(r.occupancy_se) > 1e-9
     assert busy[1] and np.all(hi9[busy] - lo9[busy] > hi[busy] - lo[busy])
-    a, b = r.response_time_ci()
+    a, b = r.response_time_ci
     a9, b9 = r.response_time_ci(0.99)
     assert a < R < b and a9 < a and b < b9
     # the half-width is t_{(1+level)/2, batches−1} standard errors
@@ -101,7 +101,7 @@ def test_the_stored_95_percent_intervals_stay_what_they_were(name):
 
 def test_jsq_occupancy_interval_is_the_old_per_quantity_interval_over_n():
     r = run("simulate_jsq")
-    lo, hi = r.occupancy_ci()
+    lo, hi = r.occupancy_ci
     assert (lo[2] * r.n, hi[2] * r.n) == pytest.approx(r.mean_q2_ci, rel=1e-12)
     assert (lo[3] * r.n, hi[3] * r.n) == pytest.approx(r.mean_q3_ci, rel=1e-12, abs=1e-12)
     assert ((1 - hi[1]) * r.n, (1 - lo[1]) * r.n) == pytest.approx(r.mean_idle_ci, rel=1e-12)
@@ -118,15 +118,15 @@ def test_replication_tail_is_the_runs_occupancy():
     ci = rr.tail_ci([1, 2])
     assert ci.df == rr.replications - 1
     np.testing.assert_allclose(ci.se, rr.occupancy_se[[1, 2]], rtol=1e-12)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="which"):
         rr.tail([-1])
     assert rr.batches == rr.replications and rr.se_reliable is True
 
 
 def test_jsq_d_with_several_d_has_one_row_per_d():
     r = _quiet(simulate_jsq_d, 10, 1.0, [2, 10], t_end=100.0, burn_in=10.0, replications=3, seed=6)
-    assert r.occupancy.shape == (2, 4) and r.occupancy_ci().shape == (2, 2, 4)
-    lo, hi = r.response_time_ci()
+    assert r.occupancy.shape == (2, 4) and r.occupancy_ci.shape == (2, 2, 4)
+    lo, hi = r.response_time_ci
     assert lo.shape == (2,) and np.all(lo < r.response_time) and np.all(r.response_time < hi)
 
 
@@ -205,10 +205,10 @@ def test_replication_queue_paths_sum_the_recorded_levels():
     r0 = rr.results[0]
     assert full.shape == (3, r0.times.size)
     np.testing.assert_array_equal(late[0], r0.paths[r0.times >= 5.0, 1:].sum(axis=1))
-    np.testing.assert_array_equal(rr.queue_paths(levels=[2])[1], rr.results[1].paths[:, 2])
-    assert np.all(rr.queue_paths(levels=[1, 99]) == rr.queue_paths(levels=[1]))   # unreached: 0
-    with pytest.raises(ValueError, match="levels"):
-        rr.queue_paths(levels=[0])
+    np.testing.assert_array_equal(rr.queue_paths(which=[2])[1], rr.results[1].paths[:, 2])
+    assert np.all(rr.queue_paths(which=[1, 99]) == rr.queue_paths(which=[1]))   # unreached: 0
+    with pytest.raises(ValueError, match="which"):
+        rr.queue_paths(which=[0])
     bare = replicate(graphs.ring(30), 0.7, 1.0, replications=2, seed=4, t_end=5.0)
     with pytest.raises(ValueError, match="record_dt"):
         bare.queue_paths()
@@ -226,8 +226,10 @@ def test_intervals_are_one_type_stored_unpackable_and_callable(name):
         assert isinstance(ci, Interval)
         low, high = ci                              # stored and unpackable, not a method
         assert (ci.low, ci.high, ci.level, ci.df) == (low, high, 0.95, r.batches - 1)
-        assert (ci.lo, ci.hi, ci.dof) == (ci.low, ci.high, ci.df)
-        assert ci() is ci and ci(0.99).level == 0.99 and ci(0.99).low < low
+        assert not any(hasattr(ci, old) for old in ("lo", "hi", "dof"))   # no aliases
+        assert ci(0.95) is ci and ci(0.99).level == 0.99 and ci(0.99).low < low
+        with pytest.raises(TypeError):
+            ci()                                    # the level is explicit
     occ = r.occupancy_ci
     assert isinstance(occ, IntervalArray) and occ.level == 0.95 and occ.df == r.batches - 1
     np.testing.assert_array_equal(occ.low, np.asarray(occ)[0])
@@ -249,8 +251,10 @@ def test_littles_law_between_the_three(name):
     # simulators), within the run's own error bars where R is measured on arrivals
     r = run(name)
     L, R = np.asarray(r.mean_queue_length), np.asarray(r.response_time)
-    lam = r.lam if name in ("simulate", "simulate-general", "replicate") else r.lam_total / r.n
+    lam = r.lam                                  # per server on every result
     assert r.lam_total == pytest.approx(r.n * lam)
+    if name.startswith(("simulate_jsq", "simulate_tasks")):
+        assert r.lam_total == pytest.approx(r.n - r.beta * np.sqrt(r.n))
     gap = np.abs(L - lam * R)
     if name in ("simulate_jsq", "simulate_jsq_d"):
         assert np.all(gap <= 1e-12 * L)
@@ -277,7 +281,7 @@ def test_stationary_jsq_and_adaptive_chain_have_the_shape():
     q = s.occupancy
     assert q[0] == 1.0 and np.all(np.diff(q) <= 1e-15)
     assert s.mean_queue_length == pytest.approx(q[1:].sum(), rel=1e-12)
-    assert s.mean_queue_length == pytest.approx(s.lam_total / s.n * s.response_time, rel=1e-12)
+    assert s.mean_queue_length == pytest.approx(s.lam * s.response_time, rel=1e-12)
     a = exact.occupancy_chain_adaptive(6, 0.8, DegreeDistribution.point(1))
     assert a.mean_queue_length == pytest.approx(a.lam * a.response_time, rel=1e-9)
 

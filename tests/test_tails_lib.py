@@ -24,7 +24,7 @@ def test_matches_equilibrium():
     assert np.allclose(np.exp(y), q, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("kw", [dict(n=-1), dict(n=1.5), dict(n=3, digits=10)])
+@pytest.mark.parametrize("kw", [dict(last_level=-1), dict(last_level=1.5), dict(last_level=3, digits=10)])
 def test_errors(kw):
     with pytest.raises(ValueError):
         tails.log_equilibrium(0.9, D.point(2), **kw)

@@ -90,7 +90,7 @@ def test_mm1_exact():
     beta = 0.5
     runs = _reps(1, beta, 20000.0, 11)
     est = np.array([[r.p_wait, r.mean_wait_given_wait, r.mean_response,
-                     r.mean_tasks - r.lam * r.mean_response] for r in runs])
+                     r.mean_tasks - r.lam_total * r.mean_response] for r in runs])
     ci = stats.replication_ci(est)
     fam = stats.simultaneous(ci.mean, ci.se, ci.df, [1 - beta, 1 / beta, 1 / beta, 0.0],
                              level=0.99)

@@ -62,7 +62,7 @@ class PhaseResult(_LevelEstimates, ResultIO):
 
 
 def stationary_phase(graph, lam, mu, service, levels):
-    """Exact stationary law of JSQ on a tiny graph with phase-type services.
+    """Exact stationary law of JSQ on a tiny graph with phase-type services (``lam`` per server, resampling rate ``mu``).
 
     The state of a server is idle, or (queue length ``l`` in ``1..levels``,
     phase ``k`` of the task in service); FIFO, the phase is drawn from

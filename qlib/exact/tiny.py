@@ -328,7 +328,7 @@ def _infinite_mu(graph, lam, L):
 
 def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
                progress: bool = False) -> ExactResult:
-    """Exact stationary law of JSQ on a tiny graph, truncated at ``levels``.
+    """Exact stationary law of JSQ on a tiny graph at arrival rate ``lam`` per server and resampling rate ``mu``, truncated at ``levels``.
 
     Parameters
     ----------

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n
 
 __all__ = ["occupancy_generator", "brute_force_jsq", "BruteForceJSQ", "estimate_ratios",
@@ -28,11 +29,7 @@ QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_task
 
 
 def _check_levels(levels):
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"levels must be an integer >= 2, got {levels!r}")
-    if levels < 2:
-        raise ValueError(f"levels must be an integer >= 2, got {levels}")
-    return int(levels)
+    return V.integer(levels, "levels", lo=2)
 
 
 def occupancy_generator(n, lam, levels):
@@ -109,13 +106,18 @@ class BruteForceJSQ:
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     levels: int
     states: np.ndarray
     pi: np.ndarray
     blocked: float
     residual: float
     values: dict
+
+    @property
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
     def __getattr__(self, name):
         v = self.__dict__.get("values", {})
@@ -187,7 +189,7 @@ def brute_force_jsq(n, beta, levels):
     pi[keep], pi[j0] = x, 1.0
     pi /= pi.sum()
     res = float(np.abs(A.T @ pi).sum())
-    return BruteForceJSQ(n=n, beta=beta, lam=lam, levels=int(levels), states=S, pi=pi,
+    return BruteForceJSQ(n=n, beta=beta, lam_total=lam, levels=int(levels), states=S, pi=pi,
                          blocked=float(pi[S[:, -1] == n].sum()), residual=res,
                          values=_values(S, pi, n))
 
@@ -281,9 +283,9 @@ def estimate_ratios(st, bf):
     out = {}
     for q in QUANTITIES:
         if q == "mean_q1":
-            truth, own = st.lam, 0.0
+            truth, own = st.lam_total, 0.0
         elif q == "mean_idle":
-            truth, own = st.n - st.lam, 0.0
+            truth, own = st.n - st.lam_total, 0.0
         else:
             truth, own = bf.values[q], bf.own_error[q]
         out[q] = (abs(getattr(st, q) - truth), own, st.error_estimates[q])

@@ -60,7 +60,7 @@ class StationaryJSQ(ResultIO):
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     p_wait: float
     mean_q1: float
     mean_idle: float
@@ -106,9 +106,9 @@ class StationaryJSQ(ResultIO):
         return self.mean_tasks / self.n
 
     @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
     @property
     def error_bounds(self):
@@ -298,7 +298,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-10, max_states: int =
     --------
     >>> from qlib import stationary_jsq
     >>> s = stationary_jsq(20, 1.0)
-    >>> round(s.p_wait, 4), abs(s.mean_queue_length - s.lam_total / s.n * s.response_time) < 1e-12
+    >>> round(s.p_wait, 4), abs(s.mean_queue_length - s.lam * s.response_time) < 1e-12
     (0.1165, True)
     """
     n = _check_n(n)
@@ -349,7 +349,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-10, max_states: int =
     err["q2_pmf"] = float(np.max(np.abs(pmf - pmf1))) + m_out
     spread = int((Q > 0).sum(axis=1).max() - (Q == n).sum(axis=1).min())
     return StationaryJSQ(
-        n=n, beta=beta, lam=lam, **f, q2_pmf=pmf, error_estimates=err,
+        n=n, beta=beta, lam_total=lam, **f, q2_pmf=pmf, error_estimates=err,
         truncated_mass=tmass, blocked=_blocked(W, pi, n, lam),
         balance_gap=f["mean_idle"] - beta * math.sqrt(n), tol=tol, rounds=rounds,
         levels=Q.shape[1], spread=spread, states=Q, pi=pi,

@@ -91,9 +91,10 @@ class OUResult:
     ``batch_length`` (time units), ``corr_length`` (the correlation length
     ``L`` measured on the run; ``nan`` with a fixed ``batches``),
     ``batch_lag1`` (the larger lag-1 correlation of the batch means of
-    ``X_1`` and ``X_2``) and ``se_reliable`` (at least 10 batches of at
-    least ``20 L`` and the family-wise lag-1 test passed; always True with a
-    fixed ``batches``, which is not checked).
+    ``X_1`` and ``X_2``) and ``se_reliable`` (the window holds 10 batches
+    of ``max(20 L, 80 τ)``, :func:`~qlib.stats.batch.reliable_window`; the
+    lag-1 test is reported, not part of the flag; always True with a fixed
+    ``batches``, which is not checked).
     """
 
     beta: float
@@ -150,7 +151,7 @@ def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
         (the one :func:`~qlib.halfin_whitt.simulate.simulate_jsq` uses): the
         window is cut into ``min(4000, steps)`` slices, the correlation
         length ``L`` is measured on the slice averages of ``X_1`` and
-        ``X_2``, and 10 to 20 batches of at least ``20 L`` carry the
+        ``X_2``, and 10 to 20 batches of at least ``max(20 L, 80 τ)`` carry the
         standard errors (the oldest rest of slices left out of the batches,
         not of the means).  When the run is too short for that,
         ``se_reliable`` is False, and with ``record_dt=0`` (a run made for

@@ -1,7 +1,6 @@
 """simulate_jsq_d: JSQ(d) at the same load, d servers sampled without replacement, independent replications."""
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import time
@@ -9,11 +8,9 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
-from qlib.stats._results import ResultIO
-from qlib.halfin_whitt.simulate import _interval, _interval_array
-from qlib.stats.intervals import Interval, IntervalArray
+from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
-from qlib.halfin_whitt._common import _check_beta, _check_n, _check_times, _seed32, _seed_record
+from qlib.halfin_whitt._common import _check_beta, _check_times, _seed32, _seed_record
 
 __all__ = ['simulate_jsq_d', 'JSQdResult']
 
@@ -106,7 +103,7 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out):
 
 
 @dataclass(frozen=True, repr=False)
-class JSQdResult(ResultIO):
+class JSQdResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 
     Per replication, time averages over ``[burn_in, t_end]`` (shape
@@ -138,7 +135,7 @@ class JSQdResult(ResultIO):
     n: int
     beta: float
     d: object
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     p_wait: np.ndarray
@@ -182,33 +179,12 @@ class JSQdResult(ResultIO):
     @property
     def response_time(self):
         """Mean over replications of ``E[N]/λ_n`` (Little's law)."""
-        return np.mean(self.mean_tasks / self.lam, axis=0)
+        return np.mean(self.mean_tasks / self.lam_total, axis=0)
 
     @property
     def response_time_se(self):
         """Standard error over replications of :attr:`response_time`."""
-        return np.std(self.mean_tasks / self.lam, axis=0, ddof=1) / math.sqrt(self.batches)
-
-    @functools.cached_property
-    def occupancy_ci(self) -> IntervalArray:
-        """95 % Student-t intervals for :attr:`occupancy` over the replications,
-        shape ``(2, 4)`` or ``(2, len(d), 4)`` (row 0 ``low``); called, another level."""
-        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
-
-    @functools.cached_property
-    def response_time_ci(self) -> Interval | IntervalArray:
-        """95 % Student-t interval for :attr:`response_time`: an
-        :class:`~qlib.stats.intervals.Interval`, or an ``IntervalArray`` of shape
-        ``(2, len(d))`` for a sequence of ``d``."""
-        if np.ndim(self.response_time) == 0:
-            return _interval(float(self.response_time), float(self.response_time_se),
-                             self.batches - 1)
-        return _interval_array(self.response_time, self.response_time_se, self.batches - 1)
-
-    @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
+        return np.std(self.mean_tasks / self.lam_total, axis=0, ddof=1) / math.sqrt(self.batches)
 
     @property
     def mean_queue_length(self):
@@ -220,13 +196,6 @@ class JSQdResult(ResultIO):
         """Its standard error over replications."""
         return np.std(self.mean_tasks / self.n, axis=0, ddof=1) / math.sqrt(self.batches)
 
-    @property
-    def mean_queue_length_ci(self):
-        """95 % Student-t interval of :attr:`mean_queue_length` over replications."""
-        if np.ndim(self.mean_queue_length) == 0:
-            return _interval(float(self.mean_queue_length), float(self.mean_queue_length_se),
-                             self.batches - 1)
-        return _interval_array(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
 
     def ci(self, name, level=0.95):
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of the per-replication values of
@@ -274,9 +243,7 @@ def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10
     -------
     JSQdResult
     """
-    n = _check_n(n)
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
+    n = V.integer(n, "n", lo=2)
     beta = _check_beta(beta, n)
     scalar = isinstance(d, numbers.Integral) and not isinstance(d, bool)
     ds = [d] if scalar else list(np.atleast_1d(np.asarray(d, dtype=object)))
@@ -296,12 +263,7 @@ def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10
     Q0 = np.zeros((len(ds), int(levels) + 2), np.int64)
     Q0[:, 0] = n
     if initial is not None:
-        q = np.asarray(initial)
-        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
-            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
-        if q.size > levels or np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
-            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n} "
-                             f"and at most levels = {levels} entries")
+        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
         Q0[:, 1:q.size + 1] = q
     if isinstance(seed, np.random.SeedSequence):
         ss = seed
@@ -327,7 +289,7 @@ def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10
     if scalar:
         avg, mw, cw, blocks = avg[:, 0], mw[:, 0], cw[:, 0], blocks[:, 0]
     return JSQdResult(
-        n=n, beta=beta, d=int(d) if scalar else tuple(int(x) for x in ds), lam=lam,
+        n=n, beta=beta, d=int(d) if scalar else tuple(int(x) for x in ds), lam_total=lam,
         t_end=t_end, burn_in=burn_in, p_wait=avg[..., 0], mean_q1=avg[..., 1],
         mean_q2=avg[..., 2], mean_q3=avg[..., 3], mean_tasks=avg[..., 4], mean_wait=mw,
         cond_wait=cw, blocks=blocks, events=int(events), wall_time=wall,

@@ -1,7 +1,6 @@
 """simulate_jsq: exact event-driven simulation of JSQ's occupancy chain on the complete graph, λ_n = n − β√n."""
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import time
@@ -10,8 +9,8 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib._feedback import compile_notice
-from qlib.stats._results import ResultIO
-from qlib.stats.intervals import Interval, IntervalArray, _t_interval
+from qlib.stats._results import BatchIntervals, ResultIO
+from qlib.stats.intervals import Interval
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
 
@@ -123,7 +122,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
 
 
 @dataclass(frozen=True, repr=False)
-class JSQResult(ResultIO):
+class JSQResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
     Time averages are over ``[burn_in, t_end]``; ``*_se`` are batch-means
@@ -147,9 +146,11 @@ class JSQResult(ResultIO):
     correlation length ``L`` measured on the run, the largest over the
     quantities; ``nan`` with a fixed ``batches``), ``batch_lag1`` (the largest
     lag-1 correlation of the batch means over the quantities),
-    ``se_reliable`` (the batches are at least ``20 L`` long, at least 10, and
-    their lag-1 correlations pass a 1 % test, Bonferroni over the
-    quantities; always True with a fixed ``batches``, which is not checked)
+    ``se_reliable`` (the window holds 10 batches of ``max(20 L, 80 τ)``, with
+    ``τ`` the largest integrated autocorrelation time measured on the run:
+    :func:`~qlib.stats.batch.reliable_window`; the lag-1 test of the batch
+    means is reported in ``batch_lag1`` and the warning, not part of the flag;
+    always True with a fixed ``batches``, which is not checked)
     and ``batch_averages``, shape ``(batches, 5)``: per-batch time averages
     of ``n − Q_1``, ``Q_2``, ``Q_3``, ``N − Q_1`` and ``1{Q_1 = n}`` (for the
     standard error of a derived quantity, e.g. a ratio).
@@ -167,7 +168,7 @@ class JSQResult(ResultIO):
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     mean_idle: float
@@ -223,7 +224,7 @@ class JSQResult(ResultIO):
     @property
     def response_time(self):
         """``E[N]/λ_n`` (Little's law), ``N = n − (n − Q_1) + (N − Q_1)``."""
-        return (self.n - self.mean_idle + self.mean_waiting) / self.lam
+        return (self.n - self.mean_idle + self.mean_waiting) / self.lam_total
 
     @property
     def response_time_se(self):
@@ -231,7 +232,7 @@ class JSQResult(ResultIO):
         b = self.batch_averages
         if b is None or b.shape[0] < 2:
             return float("nan")
-        x = (self.n - b[:, 0] + b[:, 3]) / self.lam
+        x = (self.n - b[:, 0] + b[:, 3]) / self.lam_total
         return float(x.std(ddof=1) / math.sqrt(x.size))
 
     def __post_init__(self):
@@ -243,22 +244,6 @@ class JSQResult(ResultIO):
                 object.__setattr__(self, name + "_ci", Interval(ci, getattr(self, name),
                                                                 getattr(self, name + "_se"), df))
 
-    @functools.cached_property
-    def occupancy_ci(self) -> IntervalArray:
-        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
-        ``low``); ``occupancy_ci(level)`` gives another level."""
-        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
-
-    @functools.cached_property
-    def response_time_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
-        return _interval(self.response_time, self.response_time_se, self.batches - 1)
-
-    @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
-
     @property
     def mean_queue_length(self) -> float:
         """Mean number of tasks per server ``E[N]/n`` (``= (λ_n/n) response_time``)."""
@@ -267,20 +252,8 @@ class JSQResult(ResultIO):
     @property
     def mean_queue_length_se(self) -> float:
         """Its batch-means standard error."""
-        return self.response_time_se * self.lam / self.n
+        return self.response_time_se * self.lam
 
-    @property
-    def mean_queue_length_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
-        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
-
-
-def _interval(center, se, df):
-    return Interval(_t_interval(center, se, df, 0.95), center, se, df)
-
-
-def _interval_array(center, se, df):
-    return IntervalArray(np.stack(_t_interval(center, se, df, 0.95)), center, se, df)
 
 
 _JSQ_FINE = 4000   # slices of simulate_jsq's window (batch means group them)
@@ -293,9 +266,9 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
 
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` (the rules shared with
     :func:`qlib.simulate <qlib.sim.run.simulate>`) on the five time averages and on the linearised
-    ratio ``warr − p̂ arr`` of ``p_wait``: at least 20 correlation lengths,
-    10 to 20 batches, a family-wise 1 % lag-1 test, and a warning when the
-    window is too short. With an int, every slice is a batch (``nfine ==
+    ratio ``warr − p̂ arr`` of ``p_wait``: batches of at least
+    ``max(20 L, 80 τ)``, 10 to 20 of them, a family-wise 1 % lag-1 test
+    (reported), and a warning when the window is too short. With an int, every slice is a batch (``nfine ==
     batches``).
     """
     from qlib import stats
@@ -380,14 +353,17 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     slices, and the batches are groups of consecutive slices. By default
     :func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>` measures the correlation length ``L`` on
     the slice averages of the five time averages and of ``p_wait``'s
-    linearised ratio, and takes 10 to 20 batches of at least ``20 L`` each.
+    linearised ratio, and takes 10 to 20 batches of at least ``max(20 L, 80 τ)``
+    each (``τ`` the integrated autocorrelation time).
     ``mean_*_se`` and ``p_full_se`` are the standard deviation of the batch
     means over ``√k``; ``p_wait_se`` is the delta-method (linearised ratio)
     error of ``Σ waiting arrivals / Σ arrivals`` over the same batches. The
     intervals ``*_ci`` use Student-t with ``k − 1`` degrees of freedom.
 
-    Trust them when ``se_reliable`` is True: the window then holds at least
-    ``200 L`` and the batch means show no lag-1 correlation. Otherwise a
+    Trust them when ``se_reliable`` is True: the window then holds 10 batches
+    of ``max(20 L, 80 τ)`` (:func:`~qlib.stats.batch.reliable_window`; the
+    lag-1 correlation of the batch means is reported, not part of the
+    flag, since it selects against coverage). Otherwise a
     ``RuntimeWarning`` (never an exception) gives the window needed; the
     errors are then too small (correlated batches), and independent
     replications (:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>`) are the honest choice.
@@ -432,13 +408,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     Q = np.zeros(levels + 2, np.int64)
     Q[0] = n
     if initial is not None:
-        q = np.asarray(initial)
-        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
-            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
-        if q.size > levels:
-            raise ValueError(f"initial has {q.size} levels, more than levels = {levels}")
-        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
-            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
         Q[1:q.size + 1] = q
     if record_dt is not None:
         record_dt = _check_pos("record_dt", record_dt)
@@ -463,7 +433,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     se, ci = f["se"], f["ci"]
     times = np.arange(nrec) * record_dt if nrec else None
     return JSQResult(
-        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        n=n, beta=beta, lam_total=lam, t_end=t_end, burn_in=burn_in,
         mean_idle=float(m[0]), mean_idle_se=se[0], mean_q2=float(m[1]),
         mean_q2_se=se[1], mean_q3=float(m[2]), mean_q3_se=se[2],
         mean_waiting=float(m[3]), mean_waiting_se=se[3],

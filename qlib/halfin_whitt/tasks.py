@@ -17,7 +17,6 @@ Each server keeps the arrival times of its tasks in a ring buffer.
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass
@@ -25,9 +24,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.stats._results import ResultIO
-from qlib.halfin_whitt.simulate import _interval, _interval_array
-from qlib.stats.intervals import Interval, IntervalArray
+from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
@@ -220,7 +217,7 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
 
 
 @dataclass(frozen=True, repr=False)
-class TasksResult(ResultIO):
+class TasksResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
     Tasks are *tagged* when they arrive in ``[burn_in, t_end]``; every tagged
@@ -270,14 +267,15 @@ class TasksResult(ResultIO):
     batches : int
         Number of batches behind the standard errors (``batch_tasks.shape[0]``).
     se_reliable : bool
-        Whether the batches passed a check of their length and lag-1
-        correlation; True when nothing was checked (a fixed number of
-        equal batches, the caller's responsibility).
+        Whether the window holds 10 batches of ``max(20 L, 80 τ)``
+        (:func:`~qlib.stats.batch.reliable_window`; the lag-1 test of the
+        batch means is reported, not part of the flag); True when nothing was
+        checked (a fixed number of equal batches, the caller's responsibility).
     """
 
     n: int
     beta: float
-    lam: float
+    lam_total: float
     t_end: float
     burn_in: float
     arrivals: int
@@ -342,22 +340,6 @@ class TasksResult(ResultIO):
         z = r - self.mean_response * a
         return float(z.std(ddof=1) / math.sqrt(z.size) / a.mean())
 
-    @functools.cached_property
-    def occupancy_ci(self) -> IntervalArray:
-        """95 % Student-t intervals for :attr:`occupancy`, shape ``(2, 4)`` (row 0
-        ``low``); ``occupancy_ci(level)`` gives another level."""
-        return _interval_array(self.occupancy, self.occupancy_se, self.batches - 1)
-
-    @functools.cached_property
-    def response_time_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`."""
-        return _interval(self.response_time, self.response_time_se, self.batches - 1)
-
-    @property
-    def lam_total(self) -> float:
-        """The total arrival rate ``λ_n = n − β√n`` (the same number as ``lam`` here)."""
-        return self.lam
-
     @property
     def mean_queue_length(self) -> float:
         """Mean number of tasks per server ``E[N]/n`` (time average)."""
@@ -368,11 +350,6 @@ class TasksResult(ResultIO):
         """Its batch-means standard error."""
         x = self.batch_time[:, 0] / self.batch_length / self.n
         return float(x.std(ddof=1) / math.sqrt(x.size))
-
-    @property
-    def mean_queue_length_ci(self) -> Interval:
-        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
-        return _interval(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
 
 
 def _check_int(name, x, lo):
@@ -432,7 +409,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         ``1{Q_1 = n}``, ``Q_2``, ``Q_3`` and on the linearised residuals of
         the three task ratios (waiting arrivals, Σ wait and Σ response
         against arrivals), and ``batch_tasks``, ``batch_time`` hold 10 to 20
-        batches of at least ``20 L`` (the oldest rest of slices, fewer than
+        batches of at least ``max(20 L, 80 τ)`` (the oldest rest of slices, fewer than
         20 of 4000, is left out of the batches, not of the means).  A
         ``RuntimeWarning`` says when the window is too short for that.  An
         int ``>= 2`` forces that many equal batches, unchecked (use it when
@@ -471,14 +448,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
     X0 = np.zeros(n, np.int64)
     if initial is not None:
-        q = np.asarray(initial)
-        if q.ndim != 1 or (q.size and not np.issubdtype(q.dtype, np.integer)):
-            raise TypeError("initial must be a 1-d sequence of integers (Q_1, Q_2, ...)")
-        if q.size >= levels:
-            raise ValueError(f"initial has {q.size} levels, needs levels > {q.size}, "
-                             f"got levels = {levels}")
-        if np.any(q < 0) or np.any(q > n) or np.any(np.diff(q) > 0):
-            raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n}")
+        q = V.occupancy_counts(initial, n, max_len=levels - 1, cap_name="levels - 1")
         for qi in q:
             X0[:int(qi)] += 1
     seed32, entropy = _seed32(seed)
@@ -497,7 +467,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     sb = _tasks_batches(tk, ti, window, batches)
     blen = float(sb.batch_length)
     return TasksResult(
-        n=n, beta=beta, lam=lam, t_end=t_end, burn_in=burn_in,
+        n=n, beta=beta, lam_total=lam, t_end=t_end, burn_in=burn_in,
         arrivals=int(arr), waiting=int(wt),
         p_wait=float(wt / arr) if arr else nan,
         mean_wait=float(tk[:, 2].sum() / arr) if arr else nan,

@@ -7,7 +7,8 @@ import numba
 import numpy as np
 from dataclasses import dataclass
 
-from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
+from qlib import _validate as V
+from qlib.halfin_whitt._common import _check_beta, _check_pos
 
 __all__ = ['transient_jsq', 'TransientJSQ']
 
@@ -184,16 +185,14 @@ def transient_jsq(n, beta, initial, times, *, q1_min=None, q2_max=None, tol=1e-1
     steps over the cells of the support, e.g. a few seconds at ``n = 1000``
     and ``t = 6``.
     """
-    n = _check_n(n)
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
+    n = V.integer(n, "n", lo=2)
     beta = _check_beta(beta, n)
-    q = np.asarray(initial)
-    if q.ndim != 1 or not 1 <= q.size <= 3 or not np.issubdtype(q.dtype, np.integer):
+    q = V.occupancy_counts(initial, n, max_len=3, cap_name="3 (Q_1, Q_2, Q_3)")
+    if q.size == 0:
         raise TypeError("initial must be a sequence of 1 to 3 integers (Q_1, Q_2, Q_3)")
-    q = np.concatenate([q.astype(np.int64), np.zeros(3 - q.size, np.int64)])
-    if np.any(q < 0) or q[0] > n or np.any(np.diff(q) > 0) or q[1] >= n:
-        raise ValueError(f"initial must be non-increasing with 0 <= Q_i <= n = {n} and Q_2 < n")
+    q = np.concatenate([q, np.zeros(3 - q.size, np.int64)])
+    if q[1] >= n:
+        raise ValueError(f"initial must have Q_2 < n = {n}, got Q_2 = {q[1]}")
     t = np.asarray(times, dtype=float)
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0):
         raise ValueError("times must be a non-empty 1-d array of finite times >= 0")

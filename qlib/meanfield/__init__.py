@@ -3,14 +3,14 @@
 :mod:`~qlib.meanfield.degrees` (degree laws and their generating functions),
 :mod:`~qlib.meanfield.fluid` (the fluid ODE and its equilibrium),
 :mod:`~qlib.meanfield.tails` (the equilibrium's tail: bounds, log-space recursion),
-:mod:`~qlib.meanfield.refined` (the refined 1/n expansion),
-:mod:`~qlib.meanfield.cavity` (the cavity approximation for phase-type services),
+:mod:`~qlib.meanfield.expansion` (the refined 1/n expansion),
+:mod:`~qlib.meanfield.cavity_method` (the cavity approximation for phase-type services),
 :mod:`~qlib.meanfield.pair` (pair and ring-window approximations of static graphs).
 """
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield import fluid, tails
-from qlib.meanfield.refined import Approximation, Refined, refined
-from qlib.meanfield.cavity import CavityResult, cavity
+from qlib.meanfield.expansion import Approximation, Refined, refined
+from qlib.meanfield.cavity_method import CavityResult, cavity
 from qlib.meanfield.pair import PairResult, WindowResult, pair_approximation, ring_window
 
 __all__ = ["DegreeDistribution", "fluid", "tails", "refined", "Refined", "Approximation",

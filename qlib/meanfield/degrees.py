@@ -50,6 +50,24 @@ def _as_prob(p, where) -> float:
     return p
 
 
+
+#: the Poisson tail mass that :meth:`DegreeDistribution.poisson` leaves out by default
+POISSON_TAIL = 1e-12
+
+
+def _poisson_d_max(c):
+    """Smallest ``d >= c`` with ``P(Poisson(c) > d) < POISSON_TAIL``: past the mode the
+    tail after ``d`` is at most ``p(d + 1) / (1 − c/(d + 2))``."""
+    if c == 0:
+        return 0
+    d = int(math.ceil(c))
+    while True:
+        logp = (d + 1) * math.log(c) - c - math.lgamma(d + 2)
+        if math.exp(logp) / (1.0 - c / (d + 2)) < POISSON_TAIL:
+            return d
+        d += 1
+
+
 class DegreeDistribution:
     """An immutable law ``p`` of the degree ``D`` of a vertex.
 
@@ -210,17 +228,38 @@ class DegreeDistribution:
         return cls({_as_degree(d): 1.0})
 
     @classmethod
-    def poisson(cls, c, d_max) -> "DegreeDistribution":
+    def poisson(cls, c: float, d_max: int | None = None) -> "DegreeDistribution":
         """Poisson(``c``) law truncated to ``{0..d_max}`` and renormalised.
 
         ``p(d) ∝ c^d / d!`` for ``0 <= d <= d_max``; ``c >= 0`` finite.
+
+        Parameters
+        ----------
+        c : float
+            The mean before truncation.
+        d_max : int, optional
+            The largest degree kept. Default: the smallest ``d_max >= c`` whose
+            Poisson tail mass ``P(X > d_max)`` is below ``POISSON_TAIL = 1e-12``
+            (the mass the truncation moves onto the kept degrees), e.g.
+            ``d_max = 18`` for ``c = 2`` (tail mass 6.5e-13).
+
+        Returns
+        -------
+        DegreeDistribution
+
+        Examples
+        --------
+        >>> from qlib import DegreeDistribution
+        >>> p = DegreeDistribution.poisson(2)
+        >>> p.max_degree, round(p.mean, 10)
+        (18, 2.0)
         """
         if isinstance(c, bool) or not isinstance(c, numbers.Real):
             raise TypeError(f"c must be a real number, got {c!r}")
         c = float(c)
         if not math.isfinite(c) or c < 0:
             raise ValueError(f"c must be finite and >= 0, got {c}")
-        d_max = _as_degree(d_max, "d_max")
+        d_max = _poisson_d_max(c) if d_max is None else _as_degree(d_max, "d_max")
         d = np.arange(d_max + 1)
         if c == 0:
             return cls.point(0)

@@ -450,14 +450,14 @@ def relaxation_rate(lam, degrees, tol=1e-12) -> float:
     return float(-ev[0])
 
 
-def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
-    """Pivots of ``μI − J(q*)`` eliminated from the deepest level up.
+def jacobian_pivots(lam, degrees, shift, tol=1e-12) -> np.ndarray:
+    """Pivots of ``sI − J(q*)`` eliminated from the deepest level up.
 
     ``J`` is the Jacobian of :func:`~qlib.meanfield.fluid.relaxation_rate` on the levels ``1..K``
     (``K`` the first level with ``q*(K) < tol``), with ``c_i = λ g'(q*(i))``
     below the diagonal, ``−1 − c_i`` on it and 1 above.  The pivots are
 
-        π_K = μ + 1 + c_K,    π_i = μ + 1 + c_i − c_i / π_{i+1}   (i = K−1, ..., 1).
+        π_K = s + 1 + c_K,    π_i = s + 1 + c_i − c_i / π_{i+1}   (i = K−1, ..., 1).
 
     Parameters
     ----------
@@ -465,8 +465,8 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
         ``λ ∈ (0, 1)``.
     degrees : DegreeDistribution
         Degree law ``p``.
-    mu : float
-        The shift ``μ`` (a real number).
+    shift : float
+        The shift ``s`` (a real number; not a resampling rate).
     tol : float
         Truncation, as for :func:`~qlib.meanfield.fluid.relaxation_rate`; ``q*(K)`` must stay above
         ``1e-300`` so that every ``c_i > 0`` when ``p(0) = 0``.
@@ -479,24 +479,24 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``lam`` or ``tol`` is out of range, ``mu`` is not finite, or some
+        If ``lam`` or ``tol`` is out of range, ``shift`` is not finite, or some
         ``c_i`` is 0 (``tol`` too small for a law with ``p(0) = 0``).
 
     Notes
     -----
     ``J`` is similar, by a positive diagonal matrix, to the symmetric ``S``
     with off-diagonal ``√c_i`` and the same diagonal; ``π`` are the pivots of
-    the ``UDUᵀ`` factorisation of ``μI − S`` (Schur complements from level
+    the ``UDUᵀ`` factorisation of ``sI − S`` (Schur complements from level
     ``K`` up).  Two uses:
 
-    * **Sylvester.** All ``π_i > 0`` iff ``μI − S`` is positive definite, i.e.
-      ``μ > max eig J``.
+    * **Sylvester.** All ``π_i > 0`` iff ``sI − S`` is positive definite, i.e.
+      ``s > max eig J``.
     * **Collatz–Wielandt.** If ``π_2, ..., π_K > 0`` the vector ``v_1 = 1``,
-      ``v_{i+1} = v_i √c_i / π_{i+1}`` is positive, ``(Sv)_i / v_i = μ`` for
-      ``i >= 2`` and ``(Sv)_1 / v_1 = μ − π_1``.  ``S`` is Metzler
+      ``v_{i+1} = v_i √c_i / π_{i+1}`` is positive, ``(Sv)_i / v_i = s`` for
+      ``i >= 2`` and ``(Sv)_1 / v_1 = s − π_1``.  ``S`` is Metzler
       (off-diagonal entries ``>= 0``) and irreducible, so its top eigenvalue
-      lies between the smallest and largest of these ratios: between ``μ``
-      and ``μ − π_1``.  With ``μ = −γ`` from :func:`~qlib.meanfield.fluid.relaxation_rate` this
+      lies between the smallest and largest of these ratios: between ``s``
+      and ``s − π_1``.  With ``s = −γ`` from :func:`~qlib.meanfield.fluid.relaxation_rate` this
       encloses ``γ`` without trusting the eigensolver.
 
     Both hold up to the rounding of the recursion (a few ``ε`` relative per
@@ -504,15 +504,15 @@ def jacobian_pivots(lam, degrees, mu, tol=1e-12) -> np.ndarray:
     """
     lam = _check_lam(lam)
     degrees = _check_degrees(degrees)
-    mu = V.real(mu, "mu")
+    shift = V.real(shift, "shift")
     q = equilibrium(lam, degrees, tol=tol)
     c = lam * _gprime(q[1:], degrees)
     if np.any(c <= 0):
         raise ValueError(f"tol = {tol} reaches levels where λ g'(q*) underflows to 0; use a larger tol")
     piv = np.empty(c.size)
-    piv[-1] = float(mu) + 1.0 + c[-1]
+    piv[-1] = float(shift) + 1.0 + c[-1]
     for i in range(c.size - 2, -1, -1):
-        piv[i] = float(mu) + 1.0 + c[i] - c[i] / piv[i + 1]
+        piv[i] = float(shift) + 1.0 + c[i] - c[i] / piv[i + 1]
     return piv
 
 

@@ -257,7 +257,7 @@ def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None):
 
 def pair_approximation(lam, degree, mu=0.0, *, levels=None, closure="pair", tol=1e-12,
                        max_iter=5000, max_levels=400) -> PairResult:
-    """Equilibrium of the pair approximation of JSQ on a ``d``-regular graph.
+    """Equilibrium of the pair approximation of JSQ on a ``d``-regular graph resampled at resampling rate ``mu``.
 
     Parameters
     ----------
@@ -504,7 +504,7 @@ class WindowResult:
 
 
 def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> WindowResult:
-    """Window (cluster) approximation of JSQ on the ring: ``L`` consecutive queues.
+    """Window (cluster) approximation of JSQ on the ring at resampling rate ``mu``: ``L`` consecutive queues.
 
     The law of a window of ``L`` consecutive queue lengths follows the
     master equation of the window, where a window vertex's arrival rate

@@ -20,7 +20,7 @@ __all__ = ["tail_ratio_qbd"]
 
 
 def tail_ratio_qbd(lam: float, mu: float, p0: float) -> float:
-    """Decay ratio ``z(mu)`` of the two-phase QBD heuristic for the occupancy tail.
+    """Decay ratio ``z(mu)`` at resampling rate ``mu`` of the two-phase QBD heuristic for the occupancy tail.
 
     Parameters
     ----------

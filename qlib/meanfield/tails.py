@@ -179,8 +179,8 @@ def tail_bounds(lam, degrees, levels, log=False):
         return np.exp(lo), np.exp(up)
 
 
-def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
-    """``log q*(0..n)`` by the recursion in log space (never underflows).
+def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = None) -> np.ndarray:
+    """``log q*(0..last_level)`` by the recursion in log space (never underflows).
 
     ``y_0 = 0`` and ``y_i = log λ + y_{i-1} + log φ(e^{y_{i-1}})`` with
     ``log φ(e^y) = logsumexp_d(log p(d) + d y)``.  In floating point
@@ -199,33 +199,34 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
         ``λ ∈ (0, 1)``.
     degrees : DegreeDistribution
         Degree law ``p``.
-    n : int
-        Last level, ``>= 0``.
+    last_level : int
+        The last level ``i`` computed, ``>= 0``.
     digits : int, optional
         Significant decimal digits for an ``mpmath`` evaluation (``>= 20``).
 
     Returns
     -------
-    numpy.ndarray, shape (n + 1,)
-        ``log q*(0), ..., log q*(n)`` (rounded to float when ``digits`` is given).
+    numpy.ndarray, shape (last_level + 1,)
+        ``log q*(0), ..., log q*(last_level)`` (rounded to float when ``digits`` is given).
 
     Raises
     ------
     ValueError
-        If ``lam`` is not in (0, 1), ``n`` is not an integer ``>= 0`` or
+        If ``lam`` is not in (0, 1), ``last_level`` is not an integer ``>= 0`` or
         ``digits`` is not an integer ``>= 20``.
     """
     from scipy.special import logsumexp
 
     lam = _check_lam(lam)
     degrees = _check_degrees(degrees)
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    if isinstance(last_level, bool) or not isinstance(last_level, numbers.Integral) \
+            or last_level < 0:
+        raise ValueError(f"last_level must be an integer >= 0, got {last_level!r}")
     d = np.nonzero(degrees.pmf)[0]
-    out = np.zeros(int(n) + 1)
+    out = np.zeros(int(last_level) + 1)
     if digits is None:
         lp, loglam = np.log(degrees.pmf[d]), math.log(lam)
-        for i in range(1, int(n) + 1):
+        for i in range(1, int(last_level) + 1):
             out[i] = loglam + out[i - 1] + logsumexp(lp + d * out[i - 1])
         return out
     if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 20:
@@ -235,13 +236,13 @@ def log_equilibrium(lam, degrees, n, digits=None) -> np.ndarray:
     with mpmath.workdps(int(digits)):
         p = [mpmath.mpf(float(v)) for v in degrees.pmf[d]]
         y, loglam = mpmath.mpf(0), mpmath.log(mpmath.mpf(lam))
-        for i in range(1, int(n) + 1):
+        for i in range(1, int(last_level) + 1):
             y = loglam + y + mpmath.log(mpmath.fsum(pk * mpmath.exp(int(dk) * y) for pk, dk in zip(p, d)))
             out[i] = float(y)
     return out
 
 
-def log_equilibrium_rounding(lam, degrees, n) -> np.ndarray:
+def log_equilibrium_rounding(lam: float, degrees, last_level: int) -> np.ndarray:
     """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`~qlib.meanfield.tails.log_equilibrium`.
 
     ``E_i = ε Σ_{k=1}^{i} (3 + c_K / |y_k|)`` with ``y_k = log q*(k)``,
@@ -254,15 +255,15 @@ def log_equilibrium_rounding(lam, degrees, n) -> np.ndarray:
         ``λ ∈ (0, 1)``.
     degrees : DegreeDistribution
         Degree law ``p``.
-    n : int
-        Last level, ``>= 0``.
+    last_level : int
+        The last level ``i`` computed, ``>= 0``.
 
     Returns
     -------
-    numpy.ndarray, shape (n + 1,)
-        Absolute error bounds on ``log q*(0..n)`` (0 at level 0).
+    numpy.ndarray, shape (last_level + 1,)
+        Absolute error bounds on ``log q*(0..last_level)`` (0 at level 0).
     """
-    y = log_equilibrium(lam, degrees, n)
+    y = log_equilibrium(lam, degrees, last_level)
     K = int(np.count_nonzero(degrees.pmf))
     eps = float(np.finfo(float).eps)
     E = eps * np.cumsum(3 + (K + 1 + 5 * math.log(K)) / 2 / np.abs(y[1:]))

@@ -5,12 +5,12 @@ Modules, from the bottom up: :mod:`~qlib.sim.rng` (random streams),
 exponential-service kernel), :mod:`~qlib.sim.result` (what a run returns),
 :mod:`~qlib.sim.start` (argument checks and start states),
 :mod:`~qlib.sim.general` (the general-service kernel), :mod:`~qlib.sim.run`
-(:func:`~qlib.sim.run.simulate`) and :mod:`~qlib.sim.replicate` (:func:`~qlib.sim.replicate.replicate`).
+(:func:`~qlib.sim.run.simulate`) and :mod:`~qlib.sim.replications` (:func:`~qlib.sim.replications.replicate`).
 """
 from qlib.sim.result import ReplicationResult, SimulationResult
 from qlib.sim.general import GeneralSimulationResult, simulate_general
 from qlib.sim.run import simulate
-from qlib.sim.replicate import replicate
+from qlib.sim.replications import replicate
 from qlib.sim import service
 
 __all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult",

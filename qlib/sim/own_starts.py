@@ -1,6 +1,6 @@
 """Independent replications, each from a start state of its own.
 
-:func:`~qlib.sim.replicate.replicate` starts every run from the same
+:func:`~qlib.sim.replications.replicate` starts every run from the same
 ``initial`` (an occupancy vector is placed by a permutation of each run's own
 seed, but the vector is shared). Where the start itself is random (queue
 lengths drawn per run), :func:`replicate_own_starts` runs one
@@ -22,7 +22,7 @@ __all__ = ["replicate_own_starts"]
 
 def replicate_own_starts(graph, lam: float, mu: float, starts: Sequence, *, seed=None,
                          n_jobs: int | None = None, **simulate_kwargs) -> ReplicationResult:
-    """One independent run of :func:`~qlib.sim.run.simulate` per start state.
+    """One independent run of :func:`~qlib.sim.run.simulate` (resampling rate ``mu``) per start state.
 
     Parameters
     ----------

@@ -27,7 +27,8 @@ class SimulationResult(ResultIO):
         is 0 unless ``levels`` asked for more.
     occupancy_se : ndarray, shape (K+1,)
         Standard errors by batch means. By default (``batches=None``) the
-        batch length is at least 20 correlation lengths measured on the run
+        batch length is at least ``max(20 L, 80 τ)``, the correlation length
+        ``L`` and integrated autocorrelation time ``τ`` measured on the run
         itself (:func:`qlib.stats.batch_means <qlib.stats.batch.batch_means>`), with 10 to 20 batches; the
         s.e. is trustworthy when ``se_reliable`` is True (otherwise a
         ``RuntimeWarning`` said how long the run should be). Measured
@@ -75,9 +76,12 @@ class SimulationResult(ResultIO):
         batches are tested on (the occupancy levels holding at least 1 % of
         the servers and the mean queue length).
     se_reliable : bool
-        Whether the batches are at least 20 correlation lengths long, at
-        least 10, and their lag-1 correlations pass the family-wise 1 % test
-        (:func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
+        Whether the window holds 10 batches of ``max(20 L, 80 τ)``, ``τ`` and
+        ``L`` measured on the run (:func:`~qlib.stats.batch.reliable_window`,
+        :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
+        The lag-1 test of the batch means is reported in ``batch_lag1`` and
+        in the warning but is not part of the flag (it selects against
+        coverage).
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
@@ -194,8 +198,8 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 
     The batches are :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>` on ``_batch_series``
     (the rules shared with ``simulate_jsq``); it warns when the window is too
-    short for 10 batches of 20 correlation lengths or the batch means stay
-    correlated (family-wise 1 % lag-1 test), unless ``warn`` is False."""
+    short for 10 batches of ``max(20 L, 80 τ)`` (the lag-1 test of the batch
+    means is reported in the warning), unless ``warn`` is False."""
     sb = stats.slice_batches(_batch_series(occ_f[:nfine]), window, batches=batches,
                              warn=warn, stacklevel=3)
     occ_b = sb.means(occ_f[:nfine])
@@ -221,7 +225,7 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 # ----------------------------------------------------------- replicate ----
 @dataclass(frozen=True, repr=False)
 class ReplicationResult(ResultIO):
-    """Result of :func:`~qlib.sim.replicate.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
+    """Result of :func:`~qlib.sim.replications.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
     Attributes
     ----------
@@ -327,7 +331,7 @@ class ReplicationResult(ResultIO):
     def from_runs(cls, results, seed=None, wall_time=math.nan):
         """Gather independent runs of :func:`~qlib.sim.run.simulate` into one result.
 
-        For runs made outside :func:`~qlib.sim.replicate.replicate` (each from
+        For runs made outside :func:`~qlib.sim.replications.replicate` (each from
         a start of its own, say); the runs must be independent.
 
         Parameters
@@ -378,33 +382,33 @@ class ReplicationResult(ResultIO):
         """
         return np.array([r.batch_response_time for r in self.results])
 
-    def tail(self, levels=None):
+    def tail(self, which: int | list[int] | None = None) -> np.ndarray:
         """Per-replication time-averaged occupancy ``q(i)``.
 
         Parameters
         ----------
-        levels : int or sequence of int, optional
-            The levels ``i >= 0``; default all, ``0..K``.
+        which : int or sequence of int, optional
+            Which levels ``i >= 0``; default all, ``0..K``.
 
         Returns
         -------
-        ndarray, shape (replications, len(levels))
+        ndarray, shape (replications, len(which))
             Row ``r`` holds run ``r``'s ``q(i)``; a level the run never
             reached is 0.  For one int level, shape (replications,).
         """
         K = max(r.occupancy.size for r in self.results)
-        lv = np.arange(K) if levels is None else np.atleast_1d(np.asarray(levels))
+        lv = np.arange(K) if which is None else np.atleast_1d(np.asarray(which))
         if lv.ndim != 1 or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 0):
-            raise ValueError(f"levels must be a non-negative int or a sequence of them, got {levels!r}")
+            raise ValueError(f"which must be a non-negative int or a sequence of them, got {which!r}")
         w = max(K, int(lv.max()) + 1) if lv.size else K
         occ = np.array([np.pad(r.occupancy, (0, w - r.occupancy.size)) for r in self.results])
-        return occ[:, lv[0]] if np.ndim(levels) == 0 and levels is not None else occ[:, lv]
+        return occ[:, lv[0]] if np.ndim(which) == 0 and which is not None else occ[:, lv]
 
-    def tail_ci(self, levels=None, level=0.95):
+    def tail_ci(self, which: int | list[int] | None = None, level: float = 0.95) -> "stats.ReplicationCI":
         """:func:`qlib.stats.replication_ci <qlib.stats.intervals.replication_ci>` of :meth:`tail`'s columns."""
-        return stats.replication_ci(self.tail(levels), level)
+        return stats.replication_ci(self.tail(which), level)
 
-    def queue_paths(self, after=0.0, levels=None):
+    def queue_paths(self, after: float = 0.0, which: list[int] | None = None) -> np.ndarray:
         """Per-replication recorded path of ``Σ_i q(t, i)`` from time ``after`` on.
 
         The input of :func:`qlib.stats.burn_in_check
@@ -415,8 +419,8 @@ class ReplicationResult(ResultIO):
         after : float, default 0
             Keep the grid times ``t >= after`` (the burn-in, when the paths
             were recorded from time 0).
-        levels : sequence of int, optional
-            The levels ``i >= 1`` summed; default all, so the sum is the mean
+        which : sequence of int, optional
+            Which levels ``i >= 1`` are summed; default all, so the sum is the mean
             queue length per server. A level a run never reached counts 0.
 
         Returns
@@ -427,15 +431,15 @@ class ReplicationResult(ResultIO):
         ------
         ValueError
             If the runs recorded no paths (``record_dt`` not given), the
-            replications' grids differ, or ``levels`` holds a level < 1.
+            replications' grids differ, or ``which`` holds a level < 1.
         """
         if any(r.paths is None for r in self.results):
             raise ValueError("queue_paths needs paths: run replicate with record_dt")
         after = float(after)
-        lv = None if levels is None else np.atleast_1d(np.asarray(levels))
+        lv = None if which is None else np.atleast_1d(np.asarray(which))
         if lv is not None and (lv.ndim != 1 or lv.size == 0
                                or not np.issubdtype(lv.dtype, np.integer) or np.any(lv < 1)):
-            raise ValueError(f"levels must be a non-empty sequence of ints >= 1, got {levels!r}")
+            raise ValueError(f"which must be a non-empty sequence of ints >= 1, got {which!r}")
         out = []
         for r in self.results:
             p = r.paths[r.times >= after]

@@ -28,7 +28,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
              record_dt: float | None = None, initial: object = None, progress: bool = False,
              batches: int | None = None, service: object = None, record_response: bool = False,
              allow_unstable: bool = False, warn: bool = True) -> SimulationResult:
-    """Simulate JSQ on the closed neighbourhoods of a (resampled) graph.
+    """Simulate JSQ on the closed neighbourhoods of a graph resampled at resampling rate ``mu``.
 
     Parameters
     ----------
@@ -62,7 +62,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         at position s) or an occupancy vector (float, q[0] = 1,
         non-increasing: round(n q(i)) servers get at least i tasks, the
         servers chosen by a uniform random permutation drawn from ``seed``,
-        so each replication of :func:`~qlib.sim.replicate.replicate` has its own start).
+        so each replication of :func:`~qlib.sim.replications.replicate` has its own start).
         Default: empty.
     progress : bool
         Show a tqdm progress bar (the run is cut into time slices; the
@@ -87,7 +87,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         window that an unstable system never reaches.
     warn : bool, default True
         Issue this run's ``RuntimeWarning`` s (batch means too short or
-        correlated, ``lam >= 1``). :func:`~qlib.sim.replicate.replicate` passes
+        correlated, ``lam >= 1``). :func:`~qlib.sim.replications.replicate` passes
         False: its intervals come from the replications, not the batches.
 
     Returns

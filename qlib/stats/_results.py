@@ -2,11 +2,51 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
-__all__ = ["ResultIO"]
+from qlib.stats.intervals import Interval, IntervalArray, _t_interval
+
+__all__ = ["ResultIO", "BatchIntervals", "interval95"]
+
+
+def interval95(center, se, df: int) -> Interval | IntervalArray:
+    """The 95 % Student-t interval ``center ± t_{0.975, df} se``: an :class:`Interval` for a
+    scalar ``center``, an :class:`IntervalArray` (rows ``low``, ``high``) for an array."""
+    if np.ndim(center) == 0:
+        c, s = float(center), float(se)
+        return Interval(_t_interval(c, s, df, 0.95), c, s, df)
+    return IntervalArray(np.stack(_t_interval(center, se, df, 0.95)), center, se, df)
+
+
+class BatchIntervals:
+    """Mixin of the Halfin–Whitt simulator results: the intervals every result shares, from
+    its estimates and standard errors over ``batches`` independent (or batch) means, and
+    ``lam`` per server from the stored total ``lam_total``."""
+
+    @functools.cached_property
+    def occupancy_ci(self) -> IntervalArray:
+        """95 % Student-t intervals for :attr:`occupancy` with ``batches − 1`` degrees of
+        freedom (row 0 ``low``); ``occupancy_ci(level)`` gives another level."""
+        return interval95(self.occupancy, self.occupancy_se, self.batches - 1)
+
+    @functools.cached_property
+    def response_time_ci(self) -> Interval | IntervalArray:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` for :attr:`response_time`
+        (an :class:`~qlib.stats.intervals.IntervalArray` where it is a vector)."""
+        return interval95(self.response_time, self.response_time_se, self.batches - 1)
+
+    @property
+    def mean_queue_length_ci(self) -> Interval | IntervalArray:
+        """95 % Student-t :class:`~qlib.stats.intervals.Interval` of :attr:`mean_queue_length`."""
+        return interval95(self.mean_queue_length, self.mean_queue_length_se, self.batches - 1)
+
+    @property
+    def lam(self) -> float:
+        """The arrival rate per server ``λ_n / n = 1 − β/√n`` (``lam_total`` is the total)."""
+        return self.lam_total / self.n
 
 #: the quantities a summary shows, in this order, when the result has them
 _SUMMARY = ("occupancy", "mean_queue_length", "response_time", "p_wait")
@@ -76,7 +116,6 @@ class ResultIO:
             f"{k}={_short(getattr(self, k))}" for k in self._inputs if hasattr(self, k))]
         rows.append(f"{'quantity':<18}{'estimate':>12}{'s.e.':>11}{'95% interval':>26}")
         df = getattr(self, "batches", 0) or 0
-        from qlib.stats.intervals import _t_interval
         for k, v, se in self._estimates():
             if math.isnan(se) or df < 2:
                 ci = ""

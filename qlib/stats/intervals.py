@@ -74,8 +74,7 @@ def _scalar(a):
 # ---------------------------------------------------------------- replications
 
 class _Interval:
-    """``low``, ``high`` and ``covers`` of ``mean ± half_width`` (shared by the results;
-    ``lo``/``hi`` are the same ends under their old names)."""
+    """``low``, ``high`` and ``covers`` of ``mean ± half_width`` (shared by the results)."""
 
     @property
     def low(self):
@@ -87,10 +86,7 @@ class _Interval:
         """Upper end of the interval."""
         return self.mean + self.half_width
 
-    lo = low
-    hi = high
-
-    def covers(self, value):
+    def covers(self, value: float | np.ndarray) -> bool | np.ndarray:
         """True where ``value`` lies in the interval."""
         return (self.low <= value) & (value <= self.high)
 
@@ -137,12 +133,12 @@ class Interval(tuple):
     Attributes
     ----------
     low, high : float
-        The ends (also ``lo``, ``hi``).
+        The ends.
     level : float
         Its confidence level (0.95 unless made otherwise).
     df : int
         Degrees of freedom of the t quantile (``batches − 1`` or
-        ``replications − 1``; also ``dof``).
+        ``replications − 1``).
     center, se : float
         The point estimate and its standard error.
 
@@ -173,15 +169,11 @@ class Interval(tuple):
         """Upper end."""
         return self[1]
 
-    lo = low
-    hi = high
+    def __call__(self, level: float) -> "Interval":
+        """The Student-t interval at ``level`` around the same estimate (same ``se``, ``df``).
 
-    @property
-    def dof(self) -> int:
-        """Degrees of freedom (the old name of ``df``)."""
-        return self.df
-
-    def __call__(self, level: float = 0.95) -> "Interval":
+        ``level`` has no default: the interval itself is the one at its own ``level``.
+        """
         if level == self.level:
             return self
         low, high = _t_interval(self.center, self.se, self.df, level)
@@ -203,7 +195,7 @@ class IntervalArray(np.ndarray):
     """Confidence intervals of a vector, shape ``(2, ...)``: row 0 ``low``, row 1 ``high``.
 
     The vector form of :class:`Interval`, with the same fields: ``low`` and
-    ``high`` (rows; also ``lo``, ``hi``), ``level``, ``df`` (also ``dof``),
+    ``high`` (rows), ``level``, ``df``,
     ``center`` and ``se``; ``low, high = r.occupancy_ci`` unpacks it and
     ``r.occupancy_ci(0.99)`` gives the Student-t intervals at another level.
     Indexing and arithmetic give plain arrays.
@@ -253,15 +245,11 @@ class IntervalArray(np.ndarray):
         """Upper ends (row 1)."""
         return np.asarray(self)[1]
 
-    lo = low
-    hi = high
+    def __call__(self, level: float) -> "IntervalArray":
+        """The Student-t intervals at ``level`` around the same centres (same ``se``, ``df``).
 
-    @property
-    def dof(self) -> int:
-        """Degrees of freedom (the old name of ``df``)."""
-        return self.df
-
-    def __call__(self, level: float = 0.95) -> "IntervalArray":
+        ``level`` has no default: the array itself holds the intervals at its own ``level``.
+        """
         if level == self.level:
             return self
         if self.center is None or self.se is None or self.shape != (2,) + self.center.shape:

@@ -1,6 +1,6 @@
 """Parameter sweeps on Dask: the same call on a laptop, a workstation or a cluster.
 
-:func:`~qlib.sweep.sweep` runs :func:`qlib.replicate <qlib.sim.replicate.replicate>` at every point of a grid
+:func:`~qlib.sweep.sweep` runs :func:`qlib.replicate <qlib.sim.replications.replicate>` at every point of a grid
 (topologies × n × λ × μ × generator arguments × initial states), one Dask
 task per point, and returns an ``xarray.Dataset``; :func:`~qlib.sweep.replication_result`
 turns one point back into what ``replicate`` returns. Workers build each

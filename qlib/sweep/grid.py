@@ -80,13 +80,21 @@ def _normalise(point, t_end, burn_in, where):
             raise ValueError(f"parameter {k!r} missing at point {where}")
     p = dict(point)
     g = p["graph"]
-    if not isinstance(g, str) or g not in _GENERATORS:
-        raise ValueError(f"graph must be one of {list(_GENERATORS)}, got {g!r} at point {where}")
-    bad = [k for k in p if k not in _BASE and k not in _ARGS[g]]
+    if isinstance(g, str) and ":" in g:
+        _factory(g, where)                      # importable now, not only on the workers
+        bad = [k for k in p if k not in _BASE]
+        if bad:
+            raise ValueError(f"graph factory {g!r} takes only (n, seed), not {bad} (point {where})")
+        g = None
+    elif not isinstance(g, str) or g not in _GENERATORS:
+        raise ValueError(f"graph must be one of {list(_GENERATORS)} or a factory "
+                         f"'package.module:function', got {g!r} at point {where}")
+    bad = [] if g is None else [k for k in p if k not in _BASE and k not in _ARGS[g]]
     if bad:
         raise ValueError(f"graph {g!r} takes no parameter(s) {bad} (point {where}); use an "
                          "explicit list of points to give arguments to some graphs only")
-    missing = [a for a, has_default in _ARGS[g].items() if not has_default and a not in p]
+    missing = [] if g is None else [a for a, has_default in _ARGS[g].items()
+                                    if not has_default and a not in p]
     if missing:
         raise ValueError(f"graph {g!r} needs {missing} at point {where}")
     n = p["n"]
@@ -231,6 +239,20 @@ def point_seed(seed, point):
     return np.random.SeedSequence(s, spawn_key=_words(point) + (0,))
 
 
+def _factory(spec, where=None):
+    """The function named by ``"package.module:function"`` (a sweep's user graph factory)."""
+    import importlib
+    mod, _, fn = spec.partition(":")
+    try:
+        f = getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        at = "" if where is None else f" at point {where}"
+        raise ValueError(f"graph factory {spec!r} cannot be imported{at}: {e}") from None
+    if not callable(f):
+        raise ValueError(f"graph factory {spec!r} is not callable")
+    return f
+
+
 def graph_for(point, seed):
     """Build the graph of a point, as a worker does.
 
@@ -241,8 +263,11 @@ def graph_for(point, seed):
     Parameters
     ----------
     point : mapping
-        ``graph`` (a generator name of :mod:`qlib.graphs`), ``n`` and that
-        generator's arguments; other keys (``lam``, ``mu``, ...) are ignored.
+        ``graph`` (a generator name of :mod:`qlib.graphs`, or a user's factory
+        ``"package.module:function"`` called as ``function(n, seed)`` with a
+        ``numpy.random.SeedSequence`` and returning a qlib ``Graph`` or an
+        undirected networkx graph), ``n`` and that generator's arguments;
+        other keys (``lam``, ``mu``, ...) are ignored.
     seed : int >= 0
         The sweep's root seed.
 
@@ -251,6 +276,11 @@ def graph_for(point, seed):
     qlib.graphs.Graph
     """
     name = point["graph"]
+    if ":" in name:                              # a user's factory (n, seed)
+        own = {"graph": name, "n": int(point["n"])}
+        ss = np.random.SeedSequence(_root(seed), spawn_key=_words(own) + (1,))
+        g = _factory(name)(int(point["n"]), ss)
+        return g if isinstance(g, graphs.Graph) else graphs.from_networkx(g)
     make = getattr(graphs, name)
     kw = {a: point[a] for a in _ARGS[name] if a in point}
     if "seed" in inspect.signature(make).parameters:
@@ -347,7 +377,7 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         (the thread CPU time of the whole point, graph and initial state
         included).
     """
-    from qlib.sim.replicate import replicate
+    from qlib.sim.replications import replicate
     c0 = time.thread_time()
     g = graph_for(point, seed)
     x0 = initial_for(point, seed, g)

@@ -10,7 +10,7 @@ is a single FIFO server whose arrival rate, when it holds ``i`` tasks, is
 
 and ``q`` must be the tail of its own stationary law (a fixed point).  For
 phase-type services the tagged queue is a level-structured Markov chain on
-``(i, phase)``; :func:`~qlib.meanfield.cavity.cavity` solves it exactly for given ``q`` (sparse LU)
+``(i, phase)``; :func:`~qlib.meanfield.cavity_method.cavity` solves it exactly for given ``q`` (sparse LU)
 and iterates to the fixed point.  With Exp(1) services the fixed point is
 the fluid equilibrium ``q*`` of :func:`qlib.meanfield.fluid.equilibrium`, and with
 ``phi = 1`` (no neighbours) it is the M/PH/1 queue.

@@ -28,7 +28,7 @@ covariance, ``W`` the covariance of ``√n (q_n − q*)``.  The Hessian of
 ``f_j`` has only the two diagonal entries ``λ g''(x_{j-1})`` and
 ``−λ g''(x_j)``, so the noise term is
 ``½ λ [g''(q*_{j-1}) W_{j-1,j-1} − g''(q*_j) W_{jj}]`` (``W_{00} = 0``).
-:func:`~qlib.meanfield.refined.refined` computes ``v`` and the response-time coefficient
+:func:`~qlib.meanfield.expansion.refined` computes ``v`` and the response-time coefficient
 ``R_v = Σ_i v_i / λ`` (Little's law); the chapter *How large must n be?*
 derives the formulas with sympy and checks them against exact chains
 (:func:`qlib.exact.occupancy_chain <qlib.exact.occupancy.occupancy_chain>`), simulations and rmftool.
@@ -58,7 +58,7 @@ def _check_n(n) -> int:
 
 
 class Approximation(NamedTuple):
-    """First-order approximation for ``n`` servers (:meth:`~qlib.meanfield.refined.Refined.at`)."""
+    """First-order approximation for ``n`` servers (:meth:`~qlib.meanfield.expansion.Refined.at`)."""
 
     occupancy: np.ndarray
     response_time: float
@@ -66,7 +66,7 @@ class Approximation(NamedTuple):
 
 @dataclass(frozen=True)
 class Refined:
-    """Refined mean field ``E q_n = q + v/n + O(1/n²)`` (:func:`~qlib.meanfield.refined.refined`).
+    """Refined mean field ``E q_n = q + v/n + O(1/n²)`` (:func:`~qlib.meanfield.expansion.refined`).
 
     Attributes
     ----------

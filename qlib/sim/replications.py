@@ -22,7 +22,7 @@ __all__ = ['replicate']
 def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replications: int,
               seed: Seed = None, n_jobs: int | None = None, interleave: bool = False,
               **simulate_kwargs) -> ReplicationResult:
-    """Independent replications of :func:`~qlib.sim.run.simulate`, in parallel threads.
+    """Independent replications of :func:`~qlib.sim.run.simulate` (``lam`` per server, resampling rate ``mu``), in parallel threads.
 
     Parameters
     ----------
