@@ -1,6 +1,6 @@
 """Interleaved replications: one loop advances R independent runs of the same model.
 
-:func:`~qlib.sim.replicate.replicate` spends its time in many independent runs of one model on
+:func:`~qlib.sim.replications.replicate` spends its time in many independent runs of one model on
 one graph.  :func:`~qlib.sim.interleave.simulate_interleaved` runs a group of them in one jitted
 loop: a round robin over the replications, each visit running ``block``
 events of one replication with its own pipeline (the drawn-ahead ring of
@@ -15,7 +15,7 @@ path, and every field of its result but ``wall_time``, are bit for bit what
 (``tests/test_interleave.py``); interleaving changes speed only.
 
 Memory: a group of G replications holds G copies of the 24-byte-per-server
-state, so :func:`~qlib.sim.replicate.replicate` groups at most ``_group_size(n, ...)``
+state, so :func:`~qlib.sim.replications.replicate` groups at most ``_group_size(n, ...)``
 replications together.
 """
 from __future__ import annotations
