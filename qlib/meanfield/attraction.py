@@ -35,7 +35,7 @@ from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.spectrum import band_window_bound, decay_rates, slow_mode
 
 __all__ = ["Brackets", "brackets", "SlowDecay", "slow_decay", "GapStructure", "gap_structure",
-           "project", "window_rate", "offdiagonal_min"]
+           "project", "window_rate", "offdiagonal_min", "sympy_jacobian_error"]
 
 
 def _times(t) -> np.ndarray:
@@ -403,3 +403,49 @@ def offdiagonal_min(lam: float, *, trials: int = 200, max_degree: int = 6, level
                       for e in np.eye(q.size)[1:]]).T
         worst = min(worst, float((J - np.diag(np.diag(J))).min()))
     return worst
+
+
+def sympy_jacobian_error(lam: float, laws: Mapping[str, DegreeDistribution], levels: int = 6) -> float:
+    """Largest difference between sympy's Jacobian of the drift and :func:`~qlib.meanfield.fluid.jacobian`.
+
+    The drift on levels ``1..levels`` (``q(0) = 1``, ``q(levels+1) = 0``) is
+    written symbolically with the law's exact generating function
+    (:meth:`~qlib.meanfield.degrees.DegreeDistribution.pgf_symbolic`),
+    differentiated by sympy, and evaluated at ``q*``; an independent route to
+    the Jacobian the library computes in closed form.
+
+    Parameters
+    ----------
+    lam : float
+        Load ``λ ∈ (0, 1)``.
+    laws : mapping of str to DegreeDistribution
+    levels : int
+        Number of levels, ``≥ 2``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> bool(sympy_jacobian_error(0.8, {"δ_2": DegreeDistribution.point(2)}) < 1e-14)
+    True
+    """
+    import sympy as sp
+
+    lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
+    levels = V.integer(levels, "levels", lo=2)
+    if not isinstance(laws, Mapping) or not all(isinstance(p, DegreeDistribution) for p in laws.values()):
+        raise TypeError("laws must be a mapping of names to DegreeDistribution")
+    x, lam_s = sp.Symbol("x"), sp.Symbol("lambda")
+    qsym = sp.symbols(f"q1:{levels + 1}")
+    qq, err = [sp.Integer(1), *qsym, sp.Integer(0)], 0.0
+    for p in laws.values():
+        phi = sp.Lambda(x, p.pgf_symbolic(x))
+        F = sp.Matrix([lam_s * (qq[i - 1] * phi(qq[i - 1]) - qq[i] * phi(qq[i])) - (qq[i] - qq[i + 1])
+                       for i in range(1, levels + 1)])
+        qs = np.pad(fluid.equilibrium(lam, p, tol=1e-300), (0, levels + 1))[: levels + 1]
+        J = np.array(F.jacobian(qsym).subs({lam_s: lam, **dict(zip(qsym, qs[1:]))}).evalf(), dtype=float)
+        err = max(err, float(np.max(np.abs(J - fluid.jacobian(qs, lam, p)))))
+    return err
