@@ -12,6 +12,9 @@ from qlib.sim.general import GeneralSimulationResult, simulate_general
 from qlib.sim.run import simulate
 from qlib.sim.replications import replicate
 from qlib.sim import service
+from qlib.sim._fresh_graph import fresh_graph_run
+from qlib.sim._two_starts import replicate_two_starts
 
 __all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult",
-           "simulate_general", "GeneralSimulationResult", "service"]
+           "simulate_general", "GeneralSimulationResult", "service", "fresh_graph_run",
+           "replicate_two_starts"]
