@@ -1,0 +1,216 @@
+"""The simulation studies of ``chapters/ht_waiting.md``, one function each.
+
+* :func:`pwait_replications`: ``√n P(wait)`` and the rate-balance gap of the
+  simulated chain over independent replications started at the diffusion's
+  stationary means, with the halves of each replication's window;
+* :func:`intercept_fit`: the weighted fit ``c + d n^{-1/2}`` to such points and
+  the bias its intercept inherits from the next terms of the expansion, read
+  off the exact chain;
+* :func:`stationary_cumulative_wait`: ``W_n(t)`` from states drawn from the
+  exact stationary law, against the chain's exact ``t E[N − Q_1]``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .waiting import intercept_model_bias, wls
+
+__all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps"]
+
+
+def _n_beta(n, beta):
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"n must be an int, got {n!r}")
+    if n < 2:
+        raise ValueError(f"n must be >= 2, got {n!r}")
+    if not isinstance(beta, numbers.Real) or not 0 < beta < math.sqrt(n):
+        raise ValueError(f"beta must be in (0, sqrt(n)), got {beta!r}")
+
+
+def pwait_replications(n: int, beta: float, c: float, *, events: float, replications: int = 10,
+                       burn_in: float = 50.0, seed=None):
+    """``√n P(wait)`` of the simulated chain and the gap of ``λ_n P(wait) = E[Q_2]``.
+
+    Each replication of :func:`~qlib.halfin_whitt.simulate_jsq` starts at
+    ``Q_1 = n − β√n``, ``Q_2 = c√n`` and runs ``events / (2 n replications)``
+    time units after ``burn_in``; ``P(wait)`` is the time fraction with all
+    servers busy (PASTA).
+
+    Parameters
+    ----------
+    n : int
+        Number of servers.
+    beta : float
+        Halfin–Whitt parameter, in ``(0, √n)``.
+    c : float
+        Starting ``Q_2/√n``, non-negative (the diffusion's ``E[X_2]``).
+    events : float
+        Approximate number of events over all replications, positive.
+    replications : int
+        Independent replications, at least 2.
+    burn_in : float
+        Time dropped at the start of each replication, non-negative.
+    seed : int or numpy.random.SeedSequence, optional
+
+    Returns
+    -------
+    ci : qlib.stats.ReplicationCI
+        Over replications, of ``[√n P(wait), √n P(wait) − (n/λ_n) E[Q_2]/√n]``.
+    halves : numpy.ndarray
+        ``√n 1{Q_1 = n}`` on the two halves of each window, shape ``(replications, 2)``.
+
+    Examples
+    --------
+    >>> ci, halves = pwait_replications(50, 1.0, 0.5, events=2e4, replications=3, seed=1)
+    >>> halves.shape
+    (3, 2)
+    """
+    from qlib import stats as qs
+
+    from . import simulate_jsq
+
+    _n_beta(n, beta)
+    if not isinstance(c, numbers.Real) or not c >= 0:
+        raise ValueError(f"c must be >= 0, got {c!r}")
+    if not isinstance(events, numbers.Real) or not events > 0:
+        raise ValueError(f"events must be > 0, got {events!r}")
+    if not isinstance(replications, numbers.Integral) or replications < 2:
+        raise ValueError(f"replications must be an int >= 2, got {replications!r}")
+    if not isinstance(burn_in, numbers.Real) or not burn_in >= 0:
+        raise ValueError(f"burn_in must be >= 0, got {burn_in!r}")
+    T, s = events / (2 * n) / replications, math.sqrt(n)
+    seeds = np.random.SeedSequence(seed).spawn(replications)
+    runs = [simulate_jsq(n, beta, t_end=T + burn_in, burn_in=burn_in, seed=sd, batches=2,
+                         initial=[n - round(beta * s), round(c * s)]) for sd in seeds]
+    ci = qs.replication_ci([[s * r.p_full, s * r.p_full - n / r.lam * r.mean_q2 / s] for r in runs])
+    return ci, np.array([s * r.batch_averages[:, 4] for r in runs])
+
+
+def intercept_fit(ns, y, se, chain_ns, chain_y):
+    """Weighted fit ``y = c + d n^{-1/2}`` and the bias of its intercept.
+
+    Parameters
+    ----------
+    ns : array_like
+        The simulated ``n``, at least 2 distinct, positive.
+    y, se : array_like
+        Estimates at ``ns`` and their standard errors (positive).
+    chain_ns, chain_y : array_like
+        Exact values of the same quantity at other ``n`` (at least 4 points),
+        from which :func:`~qlib.halfin_whitt.waiting.intercept_model_bias` reads
+        the bias the two-term fit leaves.
+
+    Returns
+    -------
+    dict
+        ``c``, ``c_se``, ``d``, ``d_se``, ``chi2`` and ``bias``.
+
+    Examples
+    --------
+    >>> ns = np.array([100.0, 1000.0, 10000.0])
+    >>> f = intercept_fit(ns, 1 - ns**-0.5, [0.01] * 3, [100, 200, 400, 800, 1600], [0.9, 0.929, 0.95, 0.965, 0.975])
+    >>> round(f["c"], 6), round(f["d"], 6)
+    (1.0, -1.0)
+    """
+    ns = np.asarray(ns, dtype=float)
+    if ns.ndim != 1 or ns.size < 2 or np.any(ns <= 0):
+        raise ValueError(f"ns must be at least 2 positive values, got {ns!r}")
+    x = ns ** -0.5
+    se = np.asarray(se, dtype=float)
+    coef, cov, chi2 = wls(np.column_stack([np.ones_like(x), x]), np.asarray(y, dtype=float), se)
+    bias = intercept_model_bias(np.asarray(chain_ns), list(chain_y), x, se)
+    return {"c": float(coef[0]), "c_se": float(np.sqrt(cov[0, 0])), "d": float(coef[1]),
+            "d_se": float(np.sqrt(cov[1, 1])), "chi2": float(chi2), "bias": float(bias)}
+
+
+def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: int, seed=None):
+    """Simulated ``W_n(t) = ∫_0^t (N − Q_1) ds`` from the exact stationary law.
+
+    Starts are drawn from :func:`~qlib.halfin_whitt.stationary_jsq`'s law
+    (:func:`~qlib.halfin_whitt.constants.stationary_start`), so ``E W_n(t) =
+    t E[N − Q_1]`` exactly.
+
+    Parameters
+    ----------
+    n : int
+        Number of servers.
+    beta : float
+        Halfin–Whitt parameter, in ``(0, √n)``.
+    t : float
+        Horizon, positive.
+    replications : int
+        Independent replications, at least 2.
+    seed : int or numpy.random.SeedSequence, optional
+
+    Returns
+    -------
+    tuple of float
+        ``(mean, se, exact, exact_error)``: the replications' mean of
+        ``W_n(t)`` and its standard error, and the chain's ``t E[N − Q_1]``
+        with its truncation-error estimate.
+
+    Examples
+    --------
+    >>> m, se, ex, err = stationary_cumulative_wait(20, 1.0, 0.5, replications=50, seed=1)
+    >>> abs(m - ex) < 5 * se
+    True
+    """
+    from . import simulate_jsq, stationary_jsq
+    from .constants import stationary_start
+
+    _n_beta(n, beta)
+    if not isinstance(t, numbers.Real) or not t > 0:
+        raise ValueError(f"t must be > 0, got {t!r}")
+    if not isinstance(replications, numbers.Integral) or replications < 2:
+        raise ValueError(f"replications must be an int >= 2, got {replications!r}")
+    st = stationary_jsq(n, beta)
+    run_ss, start_ss = np.random.SeedSequence(seed).spawn(2)
+    with warnings.catch_warnings():   # each run's own batch s.e. is not used (replications are)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        W = np.array([simulate_jsq(n, beta, t_end=t, seed=s, initial=x0).cumulative_wait
+                      for s, x0 in zip(run_ss.spawn(replications),
+                                       stationary_start(st, start_ss.spawn(replications)))])
+    return (float(W.mean()), float(W.std(ddof=1) / math.sqrt(replications)),
+            t * st.mean_waiting, t * st.error_estimates["mean_waiting"])
+
+
+def exact_eps(ns, beta: float):
+    """``ε_n = E[Q_3]/E[Q_2]`` of the exact chain and its error estimate.
+
+    The error combines the truncation-error estimates of
+    :func:`~qlib.halfin_whitt.stationary_jsq`, ``(e_{Q_3} + ε e_{Q_2}) / E[Q_2]``
+    (an estimate, not a bound).
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Numbers of servers, each at least 2.
+    beta : float
+        Halfin–Whitt parameter, in ``(0, √n)`` for every ``n``.
+
+    Returns
+    -------
+    eps, err : numpy.ndarray
+
+    Examples
+    --------
+    >>> eps, err = exact_eps([16], 1.0)
+    >>> bool(0 < eps[0] < 1 and err[0] < 0.1 * eps[0])
+    True
+    """
+    from . import stationary_jsq
+
+    ns = list(ns)
+    if not ns:
+        raise ValueError("ns must not be empty")
+    for n in ns:
+        _n_beta(n, beta)
+    sts = [stationary_jsq(n, beta) for n in ns]
+    eps = np.array([st.mean_q3 / st.mean_q2 for st in sts])
+    err = np.array([(st.error_estimates["mean_q3"] + e * st.error_estimates["mean_q2"]) / st.mean_q2
+                    for st, e in zip(sts, eps)])
+    return eps, err
