@@ -98,7 +98,7 @@ ALLOWED: dict[str, set[str]] = {
     "results": {"by time 300", "$n = 5000$", "below one per cent"},
     "best_degree": {"i < 200", "n = 1500"},
     "equilibrium": {"t = 300"},
-    "tails": {"level 300)", "levels 200 and 2000", "to 300 levels"},
+    "tails": {"level 300)", "levels 200 and 2000", "to 300 levels", "level 300 it"},
     "simulator_check": {"n = 1000", "n = 50, 100, 200", "below a fifth of", "$n = 200$",
                         "$n = 100$", "window of 100", "or 200 ($", "200/n"},
     "experiments": {"n = 1500", "n = 5000", "n = 5001", "windows twice as"},
