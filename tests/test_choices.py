@@ -115,3 +115,20 @@ def test_choices_refused(bad, err):
 def test_choices_needs_exponential_services():
     with pytest.raises(ValueError, match="choices"):
         simulate(graphs.ring(10), LAM, t_end=5, choices=2, record_response=True)
+
+
+
+def test_sweep_passes_choices_and_none_is_the_default_point():
+    from qlib.sweep.grid import _normalise, graph_for, initial_for, point_seed, run_point
+    base = dict(graph="ring", n=30, lam=LAM)
+    a = _normalise(dict(base, choices=None), 20.0, 5.0, 0)
+    assert "choices" not in a
+    assert point_seed(1, a).spawn_key == point_seed(1, _normalise(base, 20.0, 5.0, 0)).spawn_key
+    with pytest.raises(ValueError, match="choices"):
+        _normalise(dict(base, choices=1), 20.0, 5.0, 0)
+    p = _normalise(dict(base, choices=2), 20.0, 5.0, 0)
+    out = run_point(p, seed=1, replications=2, t_end=20.0, burn_in=5.0)
+    g = graph_for(p, 1)
+    rr = replicate(g, LAM, 0.0, replications=2, seed=point_seed(1, p), n_jobs=1, t_end=20.0,
+                   burn_in=5.0, initial=initial_for(p, 1, g), choices=2)
+    assert out["R_mean"] == rr.response_time
