@@ -31,13 +31,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 import functools
 from dataclasses import dataclass, field
-from itertools import permutations
+from itertools import combinations, permutations
 from scipy.sparse.csgraph import connected_components
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
-from qlib.sim.start import _as_graph
+from qlib.sim.start import _as_graph, _check_choices
 from qlib.stats._results import ResultIO
 from qlib import _validate as V
 from qlib.graphs import Graph, from_edges
@@ -173,18 +173,30 @@ def _grid(n, L):
     return Y, base ** np.arange(n, dtype=np.int64)
 
 
-def _arrival_terms(Y, graph, lam, L):
-    """Yield (rows, position joined, rate) over positions and tie members;
-    ``position`` may be at level L (blocked)."""
+def _looked_sets(graph, p, choices):
+    """The position sets an arrival at ``p`` may look at, each with its
+    probability: the closed neighbourhood (``choices`` None), else ``p`` with
+    each ``(choices - 1)``-subset of its neighbours, uniformly (the whole
+    neighbourhood when the degree is below ``choices``)."""
+    nbs = [int(q) for q in graph.neighbors(p)]
+    if choices is None or len(nbs) < choices:
+        return [(np.array([p] + nbs, np.int64), 1.0)]
+    subs = list(combinations(range(len(nbs)), choices - 1))
+    return [(np.array([p] + [nbs[i] for i in c], np.int64), 1.0 / len(subs)) for c in subs]
+
+
+def _arrival_terms(Y, graph, lam, L, choices=None):
+    """Yield (rows, position joined, rate) over positions, looked sets and
+    tie members; ``position`` may be at level L (blocked)."""
     for p in range(graph.n):
-        nb = np.concatenate([[p], graph.neighbors(p)])
-        vals = Y[:, nb]
-        m = vals.min(axis=1)
-        tied = vals == m[:, None]
-        ties = tied.sum(axis=1)
-        for j, q in enumerate(nb):
-            rows = np.nonzero(tied[:, j])[0]
-            yield rows, q, lam / ties[rows]
+        for nb, w in _looked_sets(graph, p, choices):
+            vals = Y[:, nb]
+            m = vals.min(axis=1)
+            tied = vals == m[:, None]
+            ties = tied.sum(axis=1)
+            for j, q in enumerate(nb):
+                rows = np.nonzero(tied[:, j])[0]
+                yield rows, q, lam * w / ties[rows]
 
 
 def _automorphisms(graph):
@@ -197,7 +209,7 @@ def _automorphisms(graph):
     return np.array(auts, dtype=np.int64).reshape(len(auts), n)
 
 
-def _finite_mu(graph, lam, mu, L):
+def _finite_mu(graph, lam, mu, L, choices=None):
     """Chain of queue lengths by position, lumped by the automorphisms of
     the graph.
 
@@ -225,7 +237,7 @@ def _finite_mu(graph, lam, mu, L):
     out = np.zeros(C)
     block = np.zeros(C)          # blocked arrival rate in each state
     resp = np.zeros(C)           # sum over accepted arrivals of rate*(k+1)
-    for rows, q, rate in _arrival_terms(Yr, graph, lam, L):
+    for rows, q, rate in _arrival_terms(Yr, graph, lam, L, choices):
         k = Yr[rows, q]
         ok = k < L
         r_ok = rows[ok]
@@ -264,7 +276,7 @@ def _finite_mu(graph, lam, mu, L):
     return Y, pi, block[inv], resp[inv], size
 
 
-def _infinite_mu(graph, lam, L):
+def _infinite_mu(graph, lam, L, choices=None):
     n = graph.n
     # all non-decreasing vectors in {0..L}^n, as rows
     from itertools import combinations_with_replacement
@@ -287,7 +299,11 @@ def _infinite_mu(graph, lam, L):
     block = np.zeros(N)
     resp = np.zeros(N)
     # an arrival at a position of degree d sees a uniform (d+1)-subset of the
-    # servers; P(min >= v) = C(#{>= v}, d+1) / C(n, d+1)
+    # servers; P(min >= v) = C(#{>= v}, d+1) / C(n, d+1).  With choices = k
+    # it sees its own server and k - 1 of the d others, a uniform subset of a
+    # uniform subset: a uniform m-subset, m = min(k, d + 1)
+    looked = [int(d) + 1 if choices is None else min(int(choices), int(d) + 1)
+              for d in deg]
     for j in range(n):
         v = S[:, j]
         # act only on the first server holding each distinct value
@@ -295,10 +311,10 @@ def _infinite_mu(graph, lam, L):
         ge = (S >= v[:, None]).sum(axis=1)
         gt = (S > v[:, None]).sum(axis=1)
         prob = np.zeros(N)
-        for d in deg:
-            prob += (np.array([math.comb(int(a), int(d) + 1) for a in ge])
-                     - np.array([math.comb(int(a), int(d) + 1) for a in gt])
-                     ) / math.comb(n, int(d) + 1)
+        for m in looked:
+            prob += (np.array([math.comb(int(a), m) for a in ge])
+                     - np.array([math.comb(int(a), m) for a in gt])
+                     ) / math.comb(n, m)
         rate = lam * prob * first
         ok = (v < L) & (rate > 0)
         T = S[ok].copy()
@@ -327,7 +343,7 @@ def _infinite_mu(graph, lam, L):
 
 
 def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
-               progress: bool = False) -> ExactResult:
+               progress: bool = False, choices: int | None = None) -> ExactResult:
     """Exact stationary law of JSQ on a tiny graph at arrival rate ``lam`` per server and resampling rate ``mu``, truncated at ``levels``.
 
     Parameters
@@ -348,6 +364,11 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
         is large, that it will take long and that fewer ``levels`` may do
         (``error_bounds`` estimates the truncation error). Without it the line
         is printed only in a terminal and only for a large system.
+    choices : int, optional
+        ``None`` (default): the arrival looks at the whole closed
+        neighbourhood.  An int ``k >= 2``: at its own position and ``k - 1``
+        distinct neighbours drawn uniformly (all of them when the degree is
+        below ``k``), as ``simulate(..., choices=k)``.
 
     Returns
     -------
@@ -385,6 +406,7 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     """
     graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
     lam, mu, L = _check(graph, lam, mu, levels)
+    choices = _check_choices(choices) or None
     n = graph.n
     if mu == 0:
         # a static graph's components are independent chains: solve each
@@ -408,7 +430,7 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     free = 1.0                  # P(no queue at the truncation level)
     for pos in parts:
         sub = graph if len(parts) == 1 else _subgraph(graph, pos)
-        m, bl, rs, tk, tr, sz = _solve_one(sub, lam, mu, L)
+        m, bl, rs, tk, tr, sz = _solve_one(sub, lam, mu, L, choices)
         marg[pos] = m
         blocked += bl
         resp += rs
@@ -424,7 +446,8 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
                        blocking_probability=float(blocked / (lam * n)),
                        truncated_mass=float(1.0 - free),
                        n_states=int(size), marginals=marg, n=n, lam=lam,
-                       mu=mu, levels=L, _rerun=functools.partial(stationary, graph, lam, mu))
+                       mu=mu, levels=L,
+                       _rerun=functools.partial(stationary, graph, lam, mu, choices=choices))
 
 
 #: above this many states (before lumping) exact.stationary says the solve will take long
@@ -439,14 +462,14 @@ def _subgraph(graph, pos):
     return from_edges(len(pos), edges)
 
 
-def _solve_one(graph, lam, mu, L):
+def _solve_one(graph, lam, mu, L, choices=None):
     """Marginals, blocked arrival rate, sum of rate*(k+1) over accepted
     arrivals, mean number of tasks, truncated mass, number of unknowns."""
     n = graph.n
     if math.isinf(mu):
-        Y, pi, block, resp, size = _infinite_mu(graph, lam, L)
+        Y, pi, block, resp, size = _infinite_mu(graph, lam, L, choices)
     else:
-        Y, pi, block, resp, size = _finite_mu(graph, lam, mu, L)
+        Y, pi, block, resp, size = _finite_mu(graph, lam, mu, L, choices)
     if np.min(pi) < -1e-9 or not np.isclose(pi.sum(), 1.0, atol=1e-9):
         raise RuntimeError("linear solve failed to give a distribution")
     pi = np.clip(pi, 0.0, None)

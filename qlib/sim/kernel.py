@@ -201,10 +201,51 @@ def _place_local(w, u, kc, n, lslot, lval, lpos, lsrv):
     return aj, kc + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _looked(deg, ch):
+    """Positions an arrival at a position of degree ``deg`` looks at: its
+    own and all neighbours (``ch = 0``), or its own and ``ch - 1`` sampled
+    neighbours (all of them when ``deg < ch``)."""
+    if ch == 0 or deg < ch:
+        return deg + 1
+    return ch
+
+
+@numba.njit(cache=True, inline="always")
+def _offset(k, deg, ch, bs, sl):
+    """Neighbour offset (into the CSR row) of the ``k``-th looked position,
+    ``k >= 1``: ``k - 1`` when all neighbours are looked at, else the
+    ``k``-th sampled one."""
+    if ch == 0 or deg < ch:
+        return k - 1
+    return bs[sl, k - 1]
+
+
+@numba.njit(cache=True, inline="always")
+def _sample(deg, m, bs, sl, s0, s1, s2, s3):
+    """Floyd's algorithm: ``m`` distinct offsets uniform among the
+    ``m``-subsets of ``0..deg-1``, written to ``bs[sl, :m]``, with exactly
+    ``m`` draws of the stream (so the draws do not depend on the state).
+    Returns the new stream state."""
+    c = 0
+    for j in range(deg - m, deg):
+        u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
+        t = np.int64(u * (j + 1))
+        if t > j:   # floating-point guard
+            t = j
+        for q in range(c):
+            if bs[sl, q] == t:
+                t = j    # t already taken: take j (never taken before)
+                break
+        bs[sl, c] = t
+        c += 1
+    return s0, s1, s2, s3
+
+
 @numba.njit(cache=True, nogil=True)
 def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             slice_end, rec_dt, nrec, X, Q, P, A, rs, integ, last, rsum,
-            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu):
+            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, ch, bs):
     """Advance the simulation to ``slice_end`` (<= t_end).
 
     Returns 0 when ``slice_end`` is reached, 1 when a queue has reached the
@@ -213,7 +254,12 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     run events included (``bt``: times, ``bk``: what, ``bu``: uniforms, a
     ring of ``D = bt.size`` events, a power of 2), so where the run is cut
     into slices does not change it.  ``fs = [t, time of the last drawn
-    event]``; ``rs`` holds the two xoshiro streams.
+    event]``; ``rs`` holds the two xoshiro streams.  ``ch = 0``: an
+    arrival looks at its whole closed neighbourhood; ``ch = k >= 2``: at its
+    own position and ``k - 1`` distinct neighbours drawn uniformly (stream
+    1, when the event is drawn; their offsets in ``bs``), all of them when
+    the degree is below ``k``.  ``ch = 0`` draws exactly what it drew
+    before ``choices`` existed.
     """
     K = Q.shape[0] - 1
     D = bt.shape[0]
@@ -282,6 +328,10 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 bk[sl] = v
                 u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
                 bu[sl, 0] = u
+                if ch > 0:
+                    dg = np.int64(indptr[v + 1]) - np.int64(indptr[v])
+                    if dg >= ch:
+                        s0, s1, s2, s3 = _sample(dg, ch - 1, bs, sl, s0, s1, s2, s3)
                 if pf:
                     _prefetch(indptr, v)
                     if looks and not local:
@@ -307,7 +357,7 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 if pf:
                     _prefetch(indices, lo)
                 if looks:
-                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
+                    for k in range(_looked(np.int64(indptr[v + 1]) - lo, ch)):
                         u, r0, r1, r2, r3 = _step(r0, r1, r2, r3)
                         bu[sl, k + 1] = u
                         if pf:
@@ -331,8 +381,9 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                 v = bk[sl]
                 if 0 <= v < n:
                     lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
-                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
-                        w = v if k == 0 else np.int64(indices[lo + k - 1])
+                    dg = np.int64(indptr[v + 1]) - lo
+                    for k in range(_looked(dg, ch)):
+                        w = v if k == 0 else np.int64(indices[lo + _offset(k, dg, ch, bs, sl)])
                         if epoch == 0:
                             s = w
                         else:
@@ -412,17 +463,18 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             bx = X[s]
             cand[0] = s
             nt = 1
-            for p in range(lo, np.int64(indptr[v + 1])):
-                w = np.int64(indices[p])
+            dg = np.int64(indptr[v + 1]) - lo
+            for k in range(1, _looked(dg, ch)):
+                w = np.int64(indices[lo + _offset(k, dg, ch, bs, sl)])
                 if early:
-                    s = np.int64(bu[sl, p - lo + 2])
+                    s = np.int64(bu[sl, k + 1])
                 elif local:
-                    s, kc = _place_local(w, bu[sl, p - lo + 2], kc, n,
+                    s, kc = _place_local(w, bu[sl, k + 1], kc, n,
                                          lslot, lval, lpos, lsrv)
                 elif epoch == 0:
                     s = w
                 else:
-                    s, kc = _place(w, bu[sl, p - lo + 2], epoch, P, A, kc, n)
+                    s, kc = _place(w, bu[sl, k + 1], epoch, P, A, kc, n)
                 x = X[s]
                 if x < bx:
                     bx = x

@@ -13,7 +13,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 from qlib.sim.result import ReplicationResult
 from qlib.sim.service import check_law
-from qlib.sim.start import _as_graph, _check_args, _seed, _warn_unstable
+from qlib.sim.start import _as_graph, _check_args, _check_choices, _seed, _warn_unstable
 from qlib.sim.run import Seed, simulate
 
 __all__ = ['replicate']
@@ -46,7 +46,8 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
         every n (``benchmarks/simulate_results.json``, key ``interleave``).
     **simulate_kwargs
         Passed to :func:`~qlib.sim.run.simulate` (``t_end`` is required; ``progress=True``
-        shows one bar over the replications).
+        shows one bar over the replications; with ``choices`` set the runs go
+        one by one, never interleaved).
 
     Returns
     -------
@@ -88,6 +89,7 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     # validate once, in the caller's thread, so errors are raised here
     if "t_end" not in simulate_kwargs:
         raise TypeError("replicate() needs t_end= (passed on to simulate)")
+    _check_choices(simulate_kwargs.get("choices"))
     if "service" in simulate_kwargs:
         check_law(simulate_kwargs["service"])
     _check_args(graph, lam, mu, simulate_kwargs["t_end"], simulate_kwargs.get("burn_in", 0.0),

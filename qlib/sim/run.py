@@ -17,7 +17,7 @@ from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed, _transient
+from qlib.sim.start import _as_graph, _check_args, _check_choices, _grow, _initial, _seed, _transient
 
 __all__ = ['simulate']
 
@@ -27,7 +27,8 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
              burn_in: float = 0.0, seed: Seed = None, levels: int | None = None,
              record_dt: float | None = None, initial: object = None, progress: bool = False,
              batches: int | None = None, service: object = None, record_response: bool = False,
-             allow_unstable: bool = False, warn: bool = True) -> SimulationResult:
+             allow_unstable: bool = False, warn: bool = True,
+             choices: int | None = None) -> SimulationResult:
     """Simulate JSQ on the closed neighbourhoods of a graph resampled at resampling rate ``mu``.
 
     Parameters
@@ -89,6 +90,14 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         Issue this run's ``RuntimeWarning`` s (batch means too short or
         correlated, ``lam >= 1``). :func:`~qlib.sim.replications.replicate` passes
         False: its intervals come from the replications, not the batches.
+    choices : int, optional
+        ``None`` (default): a task joins a shortest queue of the whole closed
+        neighbourhood of its position.  An int ``k >= 2``: it compares the
+        server at its position with the servers at ``k - 1`` distinct
+        neighbours of that position drawn uniformly without replacement (all
+        of them when the degree is below ``k``) and joins a shortest of
+        these, ties uniform (the supermarket model on graphs).  Exponential
+        services only.
 
     Returns
     -------
@@ -104,8 +113,12 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     True
     """
     graph = _as_graph(graph)
+    ch = _check_choices(choices)
     if service is not None or record_response is not False:
         if check_law(service) is not None or record_response is not False:
+            if ch:
+                raise ValueError("choices needs exponential services (service=None "
+                                 "or 'exp') and record_response=False")
             if allow_unstable is not False:
                 raise ValueError("allow_unstable=True needs exponential services "
                                  "(service=None or 'exp') and record_response=False")
@@ -165,6 +178,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     st[_BATCH] = -1
     D = _depth(n)   # the pipeline's ring of drawn events
     bt, bk, bu = np.zeros(D), np.zeros(D, np.int64), np.zeros((D, maxdeg + 2))
+    bs = np.zeros((D, max(ch - 1, 1)), np.int64)   # sampled neighbours' offsets
 
     if progress:
         from tqdm.auto import tqdm
@@ -182,7 +196,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
                 code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
                                burn_in, nfine, slice_end, record_dt, nrec,
                                X, Q, P, A, rs, integ, last, rsum, rcnt,
-                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu)
+                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu, ch, bs)
                 if code == 0:
                     break
                 K = 2 * K  # a queue reached the top level: track more

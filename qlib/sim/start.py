@@ -145,6 +145,20 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, w
     return lam, mu, t_end, burn_in
 
 
+def _check_choices(choices):
+    """``choices`` as the kernel's ``ch``: 0 for None (the whole closed
+    neighbourhood), else the int ``k >= 2`` (the arrival's position and
+    ``k - 1`` distinct uniform neighbours)."""
+    if choices is None:
+        return 0
+    if isinstance(choices, (bool, np.bool_)) or not isinstance(choices, (int, np.integer)):
+        raise TypeError("choices must be None or an int >= 2, got "
+                        f"{type(choices).__name__}")
+    if not 2 <= choices < 2**31:
+        raise ValueError(f"choices must be None or an int >= 2, got {choices}")
+    return int(choices)
+
+
 def _warn_unstable(lam, stacklevel):
     """The one warning of an unstable run (``lam >= 1``), for ``simulate``
     and ``replicate`` alike; ``stacklevel`` as for ``warnings.warn``, counted

@@ -16,7 +16,7 @@ __all__ = ['points', 'point_seed', 'graph_for', 'initial_for', 'run_point']
 # the graph generators a point may name, and the arguments each one takes
 _GENERATORS = ("empty", "ring", "complete", "cliques", "double_star",
                "random_regular", "erdos_renyi", "configuration")
-_BASE = ("graph", "n", "lam", "mu", "t_end", "burn_in", "initial", "batches")
+_BASE = ("graph", "n", "lam", "mu", "t_end", "burn_in", "initial", "batches", "choices")
 # named initial laws (drawn on the worker from the point's stream); "empty" is the default
 _INITIAL = ("empty", "mm1", "mm1-isolated")
 _SKIP = {"n", "seed"}
@@ -118,6 +118,13 @@ def _normalise(point, t_end, burn_in, where):
     if b is not None and (isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, np.integer))
                           or b < 2):
         raise ValueError(f"batches must be None or an int >= 2, got {b!r} at point {where}")
+    if p.get("choices", "absent") is None:
+        del p["choices"]   # the default: the same point (and seed) as without it
+    elif "choices" in p:
+        c = p["choices"]
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or c < 2:
+            raise ValueError(f"choices must be None or an int >= 2, got {c!r} at point {where}")
+        p["choices"] = int(c)
     for k, v in p.items():
         _canon_value(v)   # TypeError for values that cannot be hashed into a seed
     return p
@@ -386,7 +393,8 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
                    replications=replications, seed=point_seed(seed, point), n_jobs=1,
                    t_end=float(point.get("t_end", t_end)),
                    burn_in=float(point.get("burn_in", burn_in)),
-                   batches=point.get("batches", batches), initial=x0)
+                   batches=point.get("batches", batches), initial=x0,
+                   choices=point.get("choices"))
     cpu = time.thread_time() - c0
     L = rr.occupancy.size
     res = rr.results
