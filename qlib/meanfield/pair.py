@@ -431,7 +431,53 @@ def _window_generator(R, K1, L, mu):
     return Q - sp.diags(out)
 
 
-def _solve_window(lam, mu, L, K, tol, max_iter):
+class _ReusedSolver:
+    """Solve ``x Q = −src`` for a sequence of slowly changing generators:
+    an incomplete LU of the first matrix preconditions GMRES for the later
+    ones and is refactored only when GMRES needs many iterations.  A full LU
+    of the window chain at ``L = 4`` has far too much fill to repeat at
+    every fixed-point step; near the fixed point the matrix barely changes
+    and GMRES converges in a few iterations."""
+
+    def __init__(self, max_krylov=40):
+        self.ilu, self.max_krylov, self.factorizations = None, max_krylov, 0
+
+    def __call__(self, Q, src):
+        A = Q.T.tocoo()
+        rhs = -np.asarray(src, dtype=float).copy()
+        if not np.any(rhs):
+            keep = A.row != 0
+            A = sp.coo_matrix((np.append(A.data[keep], 1.0),
+                               (np.append(A.row[keep], 0), np.append(A.col[keep], 0))),
+                              shape=A.shape)
+            rhs[0] = 1.0
+        A = A.tocsc()
+        for attempt in range(2):
+            if self.ilu is None:
+                self.ilu = spla.spilu(A, drop_tol=1e-3, fill_factor=20,
+                                      permc_spec="MMD_AT_PLUS_A")
+                self.factorizations += 1
+            M = spla.LinearOperator(A.shape, self.ilu.solve)
+            x, info = spla.gmres(A, rhs, M=M, rtol=1e-13, atol=0.0, restart=self.max_krylov,
+                                 maxiter=1)
+            if info == 0:
+                return x / x.sum()
+            self.ilu = None                   # too far from the factorised matrix
+        x = spla.spsolve(A, rhs)
+        return x / x.sum()
+
+
+def _extend(P, L):
+    """Extend a window law of length ``L − 1`` to length ``L`` by the Markov
+    closure of order ``L − 2`` (a warm start for the next level)."""
+    left = P[..., None]
+    inner = P.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.nan_to_num(left * (P[None, ...] / inner[None, ..., None])) if L > 2 else P
+    return out / out.sum()
+
+
+def _solve_window(lam, mu, L, K, tol, max_iter, P0=None, reuse=None):
     K1 = K + 1
     picks = _pick_tensors(K1)
     q = lam ** np.arange(K1)
@@ -439,6 +485,12 @@ def _solve_window(lam, mu, L, K, tol, max_iter):
     P = p
     for _ in range(L - 1):
         P = np.multiply.outer(P, p)
+    if P0 is not None:
+        P = P0
+    if reuse is None:
+        reuse = K1 ** L > 10_000
+    solve = _ReusedSolver() if reuse else _stationary
+
     def step(P):
         R = _window_rates(P, lam, L, picks)
         Q = _window_generator(R, K1, L, mu)
@@ -447,7 +499,7 @@ def _solve_window(lam, mu, L, K, tol, max_iter):
             rho = (P * R[0]).sum(axis=tuple(range(1, L))) / np.where(p > 0, p, 1.0)
             w = np.concatenate([[1.0], np.cumprod(rho[:-1])])
             p = w / w.sum()
-        Pn = _stationary(Q, mu * _product(p, L).ravel()).reshape((K1,) * L)
+        Pn = solve(Q, mu * _product(p, L).ravel()).reshape((K1,) * L)
         return 0.5 * (Pn + Pn.transpose(tuple(range(L))[::-1]))    # the ring's reflection
 
     P, it = _fixed_point(step, P, tol, max_iter)
@@ -503,7 +555,8 @@ class WindowResult:
     levels: int
 
 
-def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> WindowResult:
+def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000,
+                start=None) -> WindowResult:
     """Window (cluster) approximation of JSQ on the ring at resampling rate ``mu``: ``L`` consecutive queues.
 
     The law of a window of ``L`` consecutive queue lengths follows the
@@ -528,6 +581,11 @@ def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> 
         Truncation ``K >= 2``.
     tol, max_iter
         As for :func:`~qlib.meanfield.pair.pair_approximation`.
+    start : WindowResult, optional
+        The window of length ``L − 1`` at the same ``levels``: the start is
+        its Markov extension (fewer fixed-point steps).  Above ``10**4``
+        states each step solves by GMRES preconditioned with an incomplete LU
+        that is reused across steps and refactored only when GMRES stalls.
 
     Returns
     -------
@@ -559,7 +617,15 @@ def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000) -> 
     if (K + 1) ** L > 2_000_000:
         raise ValueError(f"levels and length too large: (levels+1)**length = {(K + 1) ** L} "
                          "> 2000000 states")
-    P, it, res, blocked = _solve_window(lam, mu, L, K, tol, max_iter)
+    P0 = None
+    if start is not None:
+        if not isinstance(start, WindowResult):
+            raise TypeError(f"start must be a WindowResult, got {type(start).__name__}")
+        if start.length != L - 1 or start.levels != K:
+            raise ValueError(f"start must have length {L - 1} and levels {K}, got "
+                             f"{start.length} and {start.levels}")
+        P0 = _extend(start.window, L)
+    P, it, res, blocked = _solve_window(lam, mu, L, K, tol, max_iter, P0=P0)
     p = P.sum(axis=tuple(range(1, L)))
     q = np.cumsum(p[::-1])[::-1].copy()
     q[0] = 1.0
