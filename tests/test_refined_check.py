@@ -7,7 +7,7 @@ import pytest
 
 from qlib import DegreeDistribution, graphs
 from qlib.exact import extrapolate_quadratic, refined_cell, refined_gaps
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 from qlib.sim.own_starts import replicate_after_pilot
 
 

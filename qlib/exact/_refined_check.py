@@ -1,6 +1,6 @@
 """Exact chains and simulations against the refined mean field's 1/n coefficient.
 
-The refined mean field (:func:`qlib.meanfield.refined.refined`) predicts
+The refined mean field (:func:`qlib.meanfield.expansion.refined`) predicts
 ``E R_n = R* + R_v/n + O(1/n²)`` at ``μ = ∞``. Two independent routes test
 it: the occupancy chain solved without a level cap
 (:func:`~qlib.exact.occupancy.occupancy_chain_adaptive`), whose
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from qlib.exact.occupancy import occupancy_chain_adaptive
-from qlib.meanfield.refined import refined
+from qlib.meanfield.expansion import refined
 
 __all__ = ["refined_gaps", "extrapolate_quadratic", "refined_cell"]
 
@@ -167,7 +167,7 @@ def refined_cell(graph, lam: float, window: float, burn: float, *, seed, replica
     >>> sorted(k for k in c if k.startswith("R"))
     ['R', 'R0', 'Rs', 'Rv']
     """
-    from qlib.sim.replicate import replicate
+    from qlib.sim.replications import replicate
     from qlib.stats.intervals import replication_ci
     if not window > 0:
         raise ValueError(f"window must be > 0, got {window}")

@@ -86,7 +86,7 @@ def pwait_replications(n: int, beta: float, c: float, *, events: float, replicat
     seeds = np.random.SeedSequence(seed).spawn(replications)
     runs = [simulate_jsq(n, beta, t_end=T + burn_in, burn_in=burn_in, seed=sd, batches=2,
                          initial=[n - round(beta * s), round(c * s)]) for sd in seeds]
-    ci = qs.replication_ci([[s * r.p_full, s * r.p_full - n / r.lam * r.mean_q2 / s] for r in runs])
+    ci = qs.replication_ci([[s * r.p_full, s * r.p_full - n / r.lam_total * r.mean_q2 / s] for r in runs])
     return ci, np.array([s * r.batch_averages[:, 4] for r in runs])
 
 

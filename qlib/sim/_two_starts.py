@@ -32,7 +32,7 @@ def replicate_two_starts(graph, lam: float, mu: float, replications: int, *, see
     Parameters
     ----------
     graph, lam, mu
-        As for :func:`~qlib.sim.replicate.replicate`.
+        As for :func:`~qlib.sim.replications.replicate`.
     replications : int
         Even, ``>= 4``.
     seed : int
@@ -55,7 +55,7 @@ def replicate_two_starts(graph, lam: float, mu: float, replications: int, *, see
     ...
     ValueError: replications must be an even int >= 4, got 3
     """
-    from qlib.sim.replicate import replicate
+    from qlib.sim.replications import replicate
     from qlib.sim.result import ReplicationResult
 
     if isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) \

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from qlib.sim.result import ReplicationResult
-from qlib.sim.replicate import replicate
+from qlib.sim.replications import replicate
 from qlib.sim.run import simulate
 
 __all__ = ["replicate_own_starts", "replicate_after_pilot"]
@@ -96,7 +96,7 @@ def replicate_after_pilot(graph, lam: float, mu: float, *, start, pilot_t_end: f
     seed : None, int >= 0 or numpy.random.SeedSequence
         Root seed: child 0 seeds the pilot, child 1 the replications.
     **replicate_kwargs
-        Passed to :func:`~qlib.sim.replicate.replicate` (``replications``,
+        Passed to :func:`~qlib.sim.replications.replicate` (``replications``,
         ``t_end``, ``burn_in``, ``batches``, ...); not ``initial`` or ``seed``.
 
     Returns
