@@ -24,21 +24,44 @@ The most used names are re-exported here (``qlib.simulate``,
 
 __version__ = "0.2.0"
 
-from qlib import stats  # noqa: E402
-from qlib.meanfield.degrees import DegreeDistribution  # noqa: E402
-from qlib import graphs  # noqa: E402
-from qlib import sim  # noqa: E402
-from qlib.sim import (ReplicationResult, SimulationResult, replicate,  # noqa: E402
-                      simulate)
-from qlib import meanfield  # noqa: E402
-from qlib import exact  # noqa: E402
-from qlib import halfin_whitt  # noqa: E402
-from qlib.halfin_whitt import (simulate_jsq, simulate_jsq_d, simulate_tasks,  # noqa: E402
-                               stationary_jsq)
-# the package imports Dask/xarray only when a sweep runs; it is callable: qlib.sweep(grid, ...)
-from qlib import sweep  # noqa: E402
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# ``import qlib`` is light: the subpackages (NumPy, SciPy, numba and the
+# compiled kernels behind them) load on first use of a name (PEP 562), so a
+# script that needs only the degree laws or the statistics never pays for
+# the simulator.
+_SUBPACKAGES = ("stats", "meanfield", "graphs", "sim", "exact", "halfin_whitt", "sweep")
+_REEXPORTS = {
+    "DegreeDistribution": "qlib.meanfield.degrees",
+    "simulate": "qlib.sim", "replicate": "qlib.sim",
+    "SimulationResult": "qlib.sim", "ReplicationResult": "qlib.sim",
+    "simulate_jsq": "qlib.halfin_whitt", "simulate_jsq_d": "qlib.halfin_whitt",
+    "simulate_tasks": "qlib.halfin_whitt", "stationary_jsq": "qlib.halfin_whitt",
+}
 
 __all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfin_whitt",
            "DegreeDistribution", "simulate", "SimulationResult", "replicate",
            "ReplicationResult", "simulate_jsq", "simulate_jsq_d", "simulate_tasks",
            "stationary_jsq", "sweep"]
+
+if TYPE_CHECKING:  # static analysers and IDEs see the names directly
+    from qlib import exact, graphs, halfin_whitt, meanfield, sim, stats, sweep
+    from qlib.halfin_whitt import simulate_jsq, simulate_jsq_d, simulate_tasks, stationary_jsq
+    from qlib.meanfield.degrees import DegreeDistribution
+    from qlib.sim import ReplicationResult, SimulationResult, replicate, simulate
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        value = importlib.import_module(f"qlib.{name}")
+    elif name in _REEXPORTS:
+        value = getattr(importlib.import_module(_REEXPORTS[name]), name)
+    else:
+        raise AttributeError(f"module 'qlib' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
