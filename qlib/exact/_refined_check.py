@@ -13,16 +13,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qlib.exact.occupancy import occupancy_chain_adaptive
-from qlib.meanfield.expansion import refined
+from qlib.meanfield.expansion import Refined, refined
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+
+    from qlib.graphs import Graph
+    from qlib.meanfield.degrees import DegreeDistribution
 
 __all__ = ["refined_gaps", "extrapolate_quadratic", "refined_cell"]
 
 
-def refined_gaps(lam: float, law, ns: Sequence[int], *, tol: float = 1e-9):
+def refined_gaps(lam: float, law: DegreeDistribution, ns: Sequence[int], *,
+                 tol: float = 1e-9) -> tuple[Refined, np.ndarray]:
     """``n(E R_n − R*)`` and ``n(E q_n(2) − q*(2))`` from exact chains, per ``n``.
 
     Parameters
@@ -77,7 +85,7 @@ def refined_gaps(lam: float, law, ns: Sequence[int], *, tol: float = 1e-9):
     return ref, np.array(rows, dtype=float)
 
 
-def extrapolate_quadratic(ns, y, e) -> tuple[float, float, float]:
+def extrapolate_quadratic(ns: ArrayLike, y: ArrayLike, e: ArrayLike) -> tuple[float, float, float]:
     """Extrapolate ``y_n`` to ``n = ∞`` by the quadratic in ``1/n`` through all points.
 
     Parameters
@@ -127,7 +135,8 @@ def extrapolate_quadratic(ns, y, e) -> tuple[float, float, float]:
     return quad, abs(quad - lin) + prop, prop
 
 
-def refined_cell(graph, lam: float, window: float, burn: float, *, seed, replications: int,
+def refined_cell(graph: Graph, lam: float, window: float, burn: float, *,
+                 seed: int | np.random.SeedSequence, replications: int,
                  batches: int = 4) -> dict:
     """Replicated runs at ``μ = ∞`` from ``q*(p_n)``, with the refined target of the graph's law.
 

@@ -10,15 +10,22 @@ compared quantity, so the cap moves a ``z``-score by less than that share.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qlib.exact.tiny import ExactResult, stationary
 
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+    from numpy.typing import ArrayLike
+
+    from qlib.graphs import Graph
+
 __all__ = ["aitken_error", "ConvergedSolve", "stationary_converged"]
 
 
-def aitken_error(a, b, c) -> np.ndarray:
+def aitken_error(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> np.ndarray:
     """Error left in ``c`` after three solves ``a, b, c`` at increasing caps.
 
     With ``d1 = |b − a|``, ``d2 = |c − b|`` and ``r`` the largest ratio
@@ -88,7 +95,7 @@ class ConvergedSolve:
     worst_share: float
 
 
-def stationary_converged(graph, lam: float, mu: float, se, se_R: float, *, levels: int = 5,
+def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: ArrayLike, se_R: float, *, levels: int = 5,
                          step: int = 3, min_q: float = 1e-3, max_levels: int = 45,
                          share: float = 0.2) -> ConvergedSolve:
     """Solve the tiny-graph chain with a cap whose error is below ``share·se``.

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .classical import jsq_d_fixed_point
 from .jsq_d import JSQdResult, simulate_jsq_d
+
+if TYPE_CHECKING:   # names for the annotations only
+    import pandas as pd
+    from numpy.typing import ArrayLike
+
+    from qlib.stats import Check
 
 __all__ = ["d_sequences", "coupled_run", "jsq2_run", "resolved_burn_in", "comparison_table"]
 
@@ -58,7 +66,8 @@ def d_sequences(n: int) -> dict[str, int]:
 
 
 def coupled_run(n: int, beta: float, c: float, *, t_end: float, below: bool = False,
-                replications: int = 10, seed=None) -> tuple[list[str], JSQdResult]:
+                replications: int = 10, seed: int | np.random.SeedSequence | None = None
+                ) -> tuple[list[str], JSQdResult]:
     """JSQ (``d = n``) and JSQ(``⌈n^0.8⌉``), with ``below`` also ``⌈√n log n⌉`` and
     ``⌈√n⌉``, on common random numbers at ``λ_n = n − β√n``.
 
@@ -109,7 +118,8 @@ def coupled_run(n: int, beta: float, c: float, *, t_end: float, below: bool = Fa
     return names, r
 
 
-def jsq2_run(n: int, beta: float, *, t_end: float, replications: int = 10, seed=None) -> JSQdResult:
+def jsq2_run(n: int, beta: float, *, t_end: float, replications: int = 10,
+             seed: int | np.random.SeedSequence | None = None) -> JSQdResult:
     """JSQ(2) at ``λ_n = n − β√n`` started at its mean-field fixed point, burn-in 10.
 
     Parameters
@@ -142,7 +152,8 @@ def jsq2_run(n: int, beta: float, *, t_end: float, replications: int = 10, seed=
                           initial=q[q > 0], seed=seed)
 
 
-def resolved_burn_in(halves, margin_frac: float = 0.10, *, claim: str = "burn-in over"):
+def resolved_burn_in(halves: Iterable[ArrayLike], margin_frac: float = 0.10, *,
+                     claim: str = "burn-in over") -> tuple[Check, int]:
     """The halves test of several runs as one equivalence verdict.
 
     Each run's block averages (shape ``(replications, blocks, quantities)``,
@@ -206,7 +217,8 @@ POLICIES = {"pooled M/M/n": "pooled", "random": "random", "JSQ": "JSQ", "JSQ(2)"
             r"JSQ($\lceil n^{0.8}\rceil$)": "JSQ(n^0.8)"}
 
 
-def comparison_table(exact: dict, runs: dict, runs2: dict, betas, ns):
+def comparison_table(exact: dict, runs: dict, runs2: dict, betas: Sequence[float], ns: Sequence[int]
+                     ) -> tuple[pd.DataFrame, dict[tuple[str, int, float], float]]:
     """The table ``P(wait) / E[W | wait] / E[W]`` of every policy at every ``(β, n)``.
 
     Pooled M/M/n and random routing are exact (:func:`~qlib.halfin_whitt.compare.pooled`,

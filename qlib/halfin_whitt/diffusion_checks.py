@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,7 +24,7 @@ def _beta(beta):
 
 
 def noise_increments(n: int, beta: float, *, t_end: float, dt: float = 0.01, burn_in: float = 20.0,
-                     seed=None) -> dict:
+                     seed: int | None = None) -> dict:
     """Increments of the martingale of ``X_1 + X_2`` on a path of the chain.
 
     The chain (:func:`~qlib.halfin_whitt.simulate_jsq`) starts at
@@ -95,7 +96,7 @@ IDENTITIES = {
 
 
 def identity_richardson(beta: float, *, t_end: float, dt: float, burn_in: float = 20.0,
-                        block: float = 0.5, seed=None) -> np.ndarray:
+                        block: float = 0.5, seed: int | None = None) -> np.ndarray:
     """The identities of the limit on the diffusion simulated at three steps.
 
     :func:`~qlib.halfin_whitt.reflected_ou_crn` runs the bridge scheme at
@@ -153,7 +154,7 @@ def identity_richardson(beta: float, *, t_end: float, dt: float, burn_in: float 
     return np.array(rows, dtype=float)
 
 
-def generator_gap_table(ns, betas) -> np.ndarray:
+def generator_gap_table(ns: Sequence[int], betas: Sequence[float]) -> np.ndarray:
     """Worst ratios of the generator gap to its bounds, per ``(β, n)``.
 
     For each ``(β, n)``, :func:`~qlib.halfin_whitt.generator.generator_gap`

@@ -14,10 +14,17 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .waiting import intercept_model_bias, wls
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+
+    from qlib.stats import ReplicationCI
 
 __all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps"]
 
@@ -32,7 +39,8 @@ def _n_beta(n, beta):
 
 
 def pwait_replications(n: int, beta: float, c: float, *, events: float, replications: int = 10,
-                       burn_in: float = 50.0, seed=None):
+                       burn_in: float = 50.0, seed: int | np.random.SeedSequence | None = None
+                       ) -> tuple[ReplicationCI, np.ndarray]:
     """``√n P(wait)`` of the simulated chain and the gap of ``λ_n P(wait) = E[Q_2]``.
 
     Each replication of :func:`~qlib.halfin_whitt.simulate_jsq` starts at
@@ -90,7 +98,8 @@ def pwait_replications(n: int, beta: float, c: float, *, events: float, replicat
     return ci, np.array([s * r.batch_averages[:, 4] for r in runs])
 
 
-def intercept_fit(ns, y, se, chain_ns, chain_y):
+def intercept_fit(ns: ArrayLike, y: ArrayLike, se: ArrayLike, chain_ns: ArrayLike,
+                  chain_y: ArrayLike) -> dict[str, float]:
     """Weighted fit ``y = c + d n^{-1/2}`` and the bias of its intercept.
 
     Parameters
@@ -127,7 +136,9 @@ def intercept_fit(ns, y, se, chain_ns, chain_y):
             "d_se": float(np.sqrt(cov[1, 1])), "chi2": float(chi2), "bias": float(bias)}
 
 
-def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: int, seed=None):
+def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: int,
+                               seed: int | np.random.SeedSequence | None = None
+                               ) -> tuple[float, float, float, float]:
     """Simulated ``W_n(t) = ∫_0^t (N − Q_1) ds`` from the exact stationary law.
 
     Starts are drawn from :func:`~qlib.halfin_whitt.stationary_jsq`'s law
@@ -178,7 +189,7 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
             t * st.mean_waiting, t * st.error_estimates["mean_waiting"])
 
 
-def exact_eps(ns, beta: float):
+def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
     """``ε_n = E[Q_3]/E[Q_2]`` of the exact chain and its error estimate.
 
     The error combines the truncation-error estimates of

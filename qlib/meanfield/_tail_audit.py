@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qlib.meanfield import fluid, tails
+
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.meanfield.degrees import DegreeDistribution
 
 __all__ = ["RecursionAudit", "log_recursion_audit", "GeometricAudit", "geometric_tail_audit",
            "double_exponential_constant", "crossover_violations"]
@@ -65,7 +69,7 @@ class RecursionAudit:
     rounding_at_n: float
 
 
-def log_recursion_audit(lam: float, p, n: int, *, digits: int = 40) -> RecursionAudit:
+def log_recursion_audit(lam: float, p: DegreeDistribution, n: int, *, digits: int = 40) -> RecursionAudit:
     """Measure the float recursion, the bounds and ``fluid.equilibrium`` against a high-precision reference.
 
     Parameters
@@ -129,7 +133,7 @@ class GeometricAudit:
     log_C_max: float
 
 
-def geometric_tail_audit(lam: float, p) -> GeometricAudit:
+def geometric_tail_audit(lam: float, p: DegreeDistribution) -> GeometricAudit:
     """Measure the geometric-tail statements for a law with isolated vertices (``p(0) > 0``).
 
     Parameters
@@ -173,7 +177,7 @@ def geometric_tail_audit(lam: float, p) -> GeometricAudit:
                           float(logC), float(Cmax))
 
 
-def double_exponential_constant(lam: float, p, level: int = 30) -> dict:
+def double_exponential_constant(lam: float, p: DegreeDistribution, level: int = 30) -> dict:
     """The constant ``c`` of ``q*(i) = exp(−(c + o(1))(m+1)^i)`` (``m >= 1``) from the bounds at ``level``.
 
     Returns

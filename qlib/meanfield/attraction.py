@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from qlib import _validate as V
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.spectrum import band_window_bound, decay_rates, slow_mode
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["Brackets", "brackets", "SlowDecay", "slow_decay", "GapStructure", "gap_structure",
            "project", "window_rate", "offdiagonal_min", "sympy_jacobian_error"]
@@ -76,8 +80,8 @@ class Brackets:
     gap_end: float
 
 
-def brackets(lam: float, degrees: DegreeDistribution, t, upper, starts: Mapping[str, Sequence[float]]
-             ) -> Brackets:
+def brackets(lam: float, degrees: DegreeDistribution, t: ArrayLike, upper: ArrayLike,
+             starts: Mapping[str, Sequence[float]]) -> Brackets:
     """Integrate from the brackets and other starts; measure the orderings.
 
     Parameters
@@ -155,7 +159,7 @@ class SlowDecay:
         return self.rate / self.gamma - 1
 
 
-def slow_decay(lam: float, degrees: DegreeDistribution, q0, t, *, z_start: float = 1e-4,
+def slow_decay(lam: float, degrees: DegreeDistribution, q0: ArrayLike, t: ArrayLike, *, z_start: float = 1e-4,
                z_stop: float = 1e-7, int_tol: float = 1e-10) -> SlowDecay:
     """Decay rate of ``z = wᵀ(q − q*)`` against the spectral gap, with its allowance.
 
@@ -240,7 +244,7 @@ def project(paths: Sequence[np.ndarray], q_star: np.ndarray, w: np.ndarray) -> n
     return np.array([(_pad(np.asarray(p, dtype=float), q_star.size) - q_star)[:, 1:] @ w for p in paths])
 
 
-def window_rate(times, Z: np.ndarray, window: tuple[float, float]) -> tuple[float, float]:
+def window_rate(times: ArrayLike, Z: np.ndarray, window: tuple[float, float]) -> tuple[float, float]:
     """Decay rate of the mean ``|z̄(t)|`` on a window, with a jackknife s.e.
 
     Fits ``log|z̄(t)|`` by least squares on ``window[0] ≤ t ≤ window[1]``;
@@ -317,7 +321,8 @@ class GapStructure:
     edge_below: bool
 
 
-def gap_structure(lam: float, degrees: DegreeDistribution, tols=(1e-12, 1e-100)) -> GapStructure:
+def gap_structure(lam: float, degrees: DegreeDistribution,
+                  tols: Sequence[float] = (1e-12, 1e-100)) -> GapStructure:
     """The spectral gap against the band edge of the deep levels.
 
     Parameters

@@ -16,15 +16,21 @@ True
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.meanfield.degrees import DegreeDistribution
 
 __all__ = ["fresh_graph_run"]
 
 _STARTS = ("fluid", "empty", "high")
 
 
-def fresh_graph_run(n: int, p, lam: float, mu: float, *, burn: float, window: float, seed,
+def fresh_graph_run(n: int, p: DegreeDistribution, lam: float, mu: float, *, burn: float, window: float,
+                    seed: int | Sequence[int] | np.random.SeedSequence,
                     start: str = "fluid") -> tuple[float, float, np.ndarray]:
     """Draw a configuration-model graph of degree law ``p``, start it, simulate it.
 

@@ -20,13 +20,21 @@ Examples
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+
+    from qlib.graphs import Graph
+    from qlib.sim.result import ReplicationResult
 
 __all__ = ["replicate_two_starts"]
 
 
-def replicate_two_starts(graph, lam: float, mu: float, replications: int, *, seed: int, high,
-                         **replicate_kwargs):
+def replicate_two_starts(graph: Graph | nx.Graph, lam: float, mu: float, replications: int, *, seed: int,
+                         high: object, **replicate_kwargs) -> ReplicationResult:
     """Half the replications from the empty state, half from ``high``; pooled, low half first.
 
     Parameters

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from qlib.sim.result import ReplicationResult
 from qlib.sim.replications import replicate
-from qlib.sim.run import simulate
+from qlib.sim.run import Seed, simulate
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+
+    from qlib.graphs import Graph
 
 __all__ = ["replicate_own_starts", "replicate_after_pilot"]
 
@@ -80,8 +86,9 @@ def replicate_own_starts(graph, lam: float, mu: float, starts: Sequence, *, seed
         return ReplicationResult.from_runs(list(ex.map(run, range(len(starts)))))
 
 
-def replicate_after_pilot(graph, lam: float, mu: float, *, start, pilot_t_end: float,
-                          pilot_burn_in: float, seed=None, **replicate_kwargs) -> ReplicationResult:
+def replicate_after_pilot(graph: Graph | nx.Graph, lam: float, mu: float, *, start: object,
+                          pilot_t_end: float, pilot_burn_in: float, seed: Seed = None,
+                          **replicate_kwargs) -> ReplicationResult:
     """Replications started from the mean occupancy of one pilot run begun at ``start``.
 
     Parameters

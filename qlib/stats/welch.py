@@ -10,8 +10,12 @@ return ``(estimate, se, df)`` with the Welch–Satterthwaite degrees of freedom
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["welch_difference", "mean_of_means"]
 
@@ -23,7 +27,7 @@ def _sample(a, name):
     return a
 
 
-def welch_difference(a, b) -> tuple[float, float, float]:
+def welch_difference(a: ArrayLike, b: ArrayLike) -> tuple[float, float, float]:
     """``mean(b) − mean(a)`` with its Welch standard error and degrees of freedom.
 
     Parameters
@@ -47,7 +51,7 @@ def welch_difference(a, b) -> tuple[float, float, float]:
     return float(b.mean() - a.mean()), math.sqrt(sum(v)), float(df)
 
 
-def mean_of_means(estimates, se, df) -> tuple[float, float, float]:
+def mean_of_means(estimates: ArrayLike, se: ArrayLike, df: ArrayLike) -> tuple[float, float, float]:
     """The average of independent estimates, with its s.e. and Welch df.
 
     Parameters
