@@ -29,7 +29,8 @@ compares the two ends of one edge and the rate is explicit,
     g(a) = Σ_w c(w|a) [1(a < w) + ½ 1(a = w)]:
 
 each edge receives tasks at rate ``2λ/d`` and sends them to its shorter
-end (the edge-choice model of Gast 2015), and the only closure is
+end (the edge-choice model of Gast 2015, whose pair approximation of the
+ring is this one at ``d = 2``), and the only closure is
 ``P(w | u = a, v = b) = c(w|a)`` for a third vertex ``w`` adjacent to
 ``u``.  By the symmetry of ``π``, ``Σ π(a, b)[1(a < b) + ½ 1(a = b)] = ½``,
 so ``E[r] = λ``: the closure conserves the arrival rate.
@@ -46,6 +47,12 @@ whole component and the approximation is the exact chain; for
 of :func:`qlib.meanfield.pair.pair_approximation`; with
 ``closure="independent"`` (``c(·|a) = p``) the marginal is the supermarket
 fluid ``q(i) = λ q(i − 1)^{min(k, d+1)}`` of :mod:`qlib.meanfield.choices`.
+
+Accuracy against simulation (``benchmarks/pair_choices.py``, ``k = 2``,
+``λ ≤ 0.95``): within half a percent on random 3- and 4-regular graphs,
+and on the ring up to ``λ = 0.9`` (about one percent high at ``λ = 0.95``);
+on the 2-D torus, whose 4-cycles the tree closure ignores, a few percent
+low at high load.
 """
 from __future__ import annotations
 
