@@ -5,7 +5,10 @@ random 3- and 4-regular graphs, n ≈ 2000; λ ∈ {0.7, 0.9, 0.95}.  For each: 
 (qlib.meanfield.pair_choices), the supermarket fluid at μ = ∞ with two
 choices (qlib.meanfield.choices) and R independent replications of
 simulate(..., choices=2) with a 95 % Student-t interval.  Not run by the
-tests; `python benchmarks/pair_choices.py [R]`.
+tests; `python benchmarks/pair_choices.py [R]`.  A second part (key
+"burn_in_check"; alone: `python benchmarks/pair_choices.py --burn-in-check`)
+reruns the λ = 0.95 cells with burn-in 2000 of 4000 to bound the bias
+left by the burn-in of the main runs (which start empty, below equilibrium).
 """
 import json
 import sys
@@ -17,14 +20,16 @@ from qlib.meanfield import choices
 from qlib.meanfield.pair_choices import pair_approximation_choices
 
 N, T_END, BURN = 2000, 2000.0, 500.0
-R = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+ONLY_CHECK = "--burn-in-check" in sys.argv
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+R = int(args[0]) if args else 20
 GRAPHS = {"ring": lambda: graphs.ring(N), "torus 45x45": lambda: graphs.torus(45, 45),
           "random 3-regular": lambda: graphs.random_regular(N, 3, seed=3),
           "random 4-regular": lambda: graphs.random_regular(N, 4, seed=4)}
 DEGREE = {"ring": 2, "torus 45x45": 4, "random 3-regular": 3, "random 4-regular": 4}
 path = Path(__file__).with_name("pair_choices.json")
-out = {"n": N, "t_end": T_END, "burn_in": BURN, "replications": R, "level": 0.95, "rows": []}
-for name, make in GRAPHS.items():
+out = json.loads(path.read_text()) if ONLY_CHECK else {"n": N, "t_end": T_END, "burn_in": BURN, "replications": R, "level": 0.95, "rows": []}
+for name, make in ({} if ONLY_CHECK else GRAPHS).items():
     g, d = make(), DEGREE[name]
     for lam in (0.7, 0.9, 0.95):
         pair = pair_approximation_choices(lam, d).response_time
@@ -41,3 +46,18 @@ for name, make in GRAPHS.items():
         print(row, flush=True)
         out["rows"].append(row)
         path.write_text(json.dumps(out, indent=1))
+
+out["burn_in_check"] = {"t_end": 2 * T_END, "burn_in": 4 * BURN, "replications": 10, "rows": []}
+for name, make in GRAPHS.items():
+    g, d, lam = make(), DEGREE[name], 0.95
+    rr = replicate(g, lam, 0.0, replications=10, t_end=2 * T_END, burn_in=4 * BURN, choices=2,
+                   seed=99 + d * 7 + len(name), n_jobs=1)
+    ci = rr.response_time_ci(0.95)
+    main = next(r for r in out["rows"] if r["graph"] == name and r["lam"] == lam)
+    row = dict(graph=name, lam=lam, sim=float(rr.response_time), sim_low=ci.low, sim_high=ci.high,
+               main_sim=main["sim"], pair=main["pair"],
+               pair_rel_err=main["pair"] / float(rr.response_time) - 1,
+               shift=main["sim"] / float(rr.response_time) - 1)
+    print(row, flush=True)
+    out["burn_in_check"]["rows"].append(row)
+    path.write_text(json.dumps(out, indent=1))
