@@ -105,7 +105,6 @@ ALLOWED: dict[str, set[str]] = {
     "bounded_resampling": {"n = 9999", "a fifth of the variance"},
     "finite_n": {"n = 100", "N = 10 \\dots 100", "100\\,R_v", "and $0.999$", "a tenth of", "is twice",
                  "n \\ge 1000"},
-    "general_service": {"n = 100"},
     "ht_diffusion": {"n = 1000", "2000 time units", "The 2000 increments", "1999",
                      "twice the coefficient"},
     "ht_paths": {"n = 100", "n = 1000"},
