@@ -1,0 +1,200 @@
+"""qlib against a hand-written C++ simulator of the one-neighbour policy, in one run.
+
+Run: ``python benchmarks/bench_cpp_baseline.py [--quick] [--max-n N]``.
+Writes ``benchmarks/cpp_baseline.json`` (not with ``--quick``) and prints a
+table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
+``g++ -O3 -march=native`` into a temporary folder (never by ``make book`` or
+``make test``).
+
+* Policy: ``choices=2`` (an arrival at a uniform server compares it with one
+  uniformly chosen neighbour and joins the shorter, ties uniform), Exp(1)
+  services, static ring (mu = 0), lambda = 0.9, n = 1e3 ... 1e7.  qlib runs
+  ``qlib.simulate(qlib.graphs.ring(n), 0.9, 0.0, t_end=T, choices=2)``; the
+  C++ program runs exactly as many events (arrivals + real departures) as
+  qlib's run reported.  Both uniformize departures (a departure candidate is
+  a uniform server; no busy list).
+* Start: both draw the start i.i.d. from the same occupancy (the ring's
+  equilibrium, measured by a pilot qlib run at n = 1e3), so the two runs have
+  the same initial law and burn-in fraction, and their mean queue lengths
+  have the same expectation whatever bias the burn-in leaves.
+* Cost per event: process CPU time per event (the machine is shared; wall
+  time is recorded too).  qlib's CPU time is that of the whole
+  ``simulate`` call (its O(n) set-up included), after one warm-up call whose
+  time is the compile (or cache-load) time, recorded separately.  The C++
+  time is its event loop's.  Cells are interleaved (qlib, C++, qlib ...),
+  ``REPS`` rounds at n <= 1e6, the minimum is reported, all rounds kept.
+* Speed ratio = C++ CPU time per event / qlib CPU time per event (> 1: qlib
+  is faster; the target of the kernel work is >= 2).
+* Agreement of the mean queue lengths: the asymptotic variance of the time
+  average, sigma2 = n W se^2 (W the averaged window), is measured on the
+  long n = 1e3 runs (W of about 300 correlation times), pooled over qlib and
+  C++; at every n the standard error of each run is taken as
+  sqrt(sigma2 / (n W)) (an upper bound when W is not long against the
+  correlation time), and the runs agree when |difference| <= 3 sqrt(2) of it.
+  Each run's own batch-means standard error is recorded too.
+* Memory: the peak bytes per server that a short qlib ``simulate`` call
+  allocates (``tracemalloc``, which sees numpy's arrays; run after the timed
+  calls, the graph's own bytes per server recorded apart); the C++ process's
+  peak resident set (VmHWM, its 4 bytes per server plus the program).
+* Context: qlib's whole-neighbourhood policy (``choices=None``) on the same
+  ring, lambda and ``t_end``, same timing.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+import qlib  # noqa: E402
+from qlib import graphs as g  # noqa: E402
+
+LAM = 0.9
+NS = (10**3, 10**4, 10**5, 10**6, 10**7)
+REPS = 2                      # timing rounds at n <= 1e6 (one at 1e7)
+BURN = 0.2                    # burn-in fraction of t_end
+
+
+def events_for(n):
+    """Events per cell: 2e7, and at least 20 per server (t_end >= 11)."""
+    return max(2 * 10**7, 20 * n)
+
+
+def status_kb(*keys):
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            k = line.split(":")[0]
+            if k in keys:
+                out[k] = int(line.split()[1])
+    return out
+
+
+def build(tmp):
+    exe = Path(tmp) / "one_neighbour"
+    flags = ["-O3", "-march=native"]
+    subprocess.run(["g++", *flags, "-o", str(exe), str(HERE / "cpp" / "one_neighbour.cpp")],
+                   check=True)
+    ver = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    return exe, " ".join(["g++", *flags]), ver
+
+
+def run_cpp(exe, n, events, seed, burn, q):
+    qs = ",".join(f"{x:.10g}" for x in q[1:])
+    out = subprocess.run([str(exe), str(n), str(LAM), str(events), str(seed), str(burn), qs],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    d = dict(kv.split("=") for kv in out.split())
+    return {k: (int(v) if k in ("n", "events", "steps", "maxrss_kb") else float(v))
+            for k, v in d.items()}
+
+
+def run_qlib(graph, t_end, seed, x0, choices):
+    c0, w0 = time.process_time(), time.perf_counter()
+    r = qlib.simulate(graph, LAM, 0.0, t_end=t_end, burn_in=BURN * t_end, seed=seed,
+                      initial=x0, choices=choices, warn=False)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return {"events": r.events, "cpu_s": cpu, "wall_s": wall, "kernel_wall_s": r.wall_time,
+            "cpu_ns_per_event": 1e9 * cpu / r.events, "ns_per_event": 1e9 * wall / r.events,
+            "mean_queue": r.mean_queue_length, "mean_queue_se": r.mean_queue_length_se}
+
+
+def qlib_memory(graph, x0, choices):
+    """Peak bytes per server that one short ``simulate`` call allocates
+    (tracemalloc sees numpy's arrays; the graph, built before, is not
+    counted), and the process's resident set before and after."""
+    rss0 = status_kb("VmRSS")["VmRSS"]
+    tracemalloc.start()
+    qlib.simulate(graph, LAM, 0.0, t_end=1.0, seed=3, initial=x0, choices=choices, warn=False)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"call_peak_bytes_per_server": peak / graph.n, "rss_before_kb": rss0,
+            "rss_after_kb": status_kb("VmRSS")["VmRSS"],
+            "graph_bytes_per_server": (graph.indptr.nbytes + graph.indices.nbytes) / graph.n}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--max-n", type=float, default=1e7)
+    a = ap.parse_args()
+    ns = [n for n in NS if n <= a.max_n]
+    ev = (lambda n: 10**6) if a.quick else events_for
+    res = {"lam": LAM, "mu": 0.0, "graph": "ring", "burn_fraction": BURN,
+           "machine": {"cpu": platform.processor() or platform.machine(),
+                       "load_start": os.getloadavg()}, "points": []}
+    tmp = tempfile.mkdtemp()
+    exe, res["cpp_flags"], res["cpp_compiler"] = build(tmp)
+    # warm-up: compile (or load from numba's cache), both policies
+    c0, w0 = time.process_time(), time.perf_counter()
+    for ch in (2, None):
+        qlib.simulate(g.ring(100), LAM, 0.0, t_end=5, seed=0, choices=ch, warn=False)
+    res["qlib_compile"] = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+    # pilot: the ring's equilibrium occupancy, the start of every run
+    p = qlib.simulate(g.ring(1000), LAM, 0.0, t_end=2000, burn_in=200, seed=0, choices=2,
+                      warn=False)
+    q = np.asarray(p.occupancy)
+    q = q[q > 1e-9]
+    res["start_occupancy"] = q.tolist()
+    for n in ns:
+        graph = g.ring(n)
+        E = ev(n)
+        t_end = E / (2 * LAM * n)
+        rng = np.random.default_rng(n)
+        x0 = (rng.random(n)[:, None] < q[None, 1:]).sum(axis=1).astype(np.int32)
+        rounds = {"qlib": [], "cpp": [], "qlib_all": []}
+        for rep in range(REPS if n <= 10**6 else 1):
+            rounds["qlib"].append(run_qlib(graph, t_end, 1, x0, 2))
+            nev = rounds["qlib"][0]["events"]
+            rounds["cpp"].append(run_cpp(exe, n, nev, 2, round(BURN * nev), q))
+            rounds["qlib_all"].append(run_qlib(graph, t_end, 1, x0, None))
+            for k in rounds:
+                print(n, k, {x: round(y, 4) for x, y in rounds[k][-1].items()}, flush=True)
+        best = {k: min(v, key=lambda d: d["cpu_s"]) for k, v in rounds.items()}
+        res["points"].append({
+            "n": n, "t_end": t_end, "events": rounds["qlib"][0]["events"],
+            "qlib_ns": best["qlib"]["cpu_ns_per_event"], "cpp_ns": best["cpp"]["cpu_ns_per_event"],
+            "speed_ratio": best["cpp"]["cpu_ns_per_event"] / best["qlib"]["cpu_ns_per_event"],
+            "qlib_all_ns": best["qlib_all"]["cpu_ns_per_event"],
+            "qlib_mean_queue": best["qlib"]["mean_queue"], "cpp_mean_queue": best["cpp"]["mean_queue"],
+            "qlib_all_mean_queue": best["qlib_all"]["mean_queue"],
+            "qlib_memory": qlib_memory(graph, x0, 2),
+            "cpp_maxrss_kb": best["cpp"]["maxrss_kb"], "rounds": rounds})
+        del graph
+    # agreement of the mean queue lengths (see the docstring)
+    p0 = res["points"][0]
+    W = (1 - BURN) * p0["t_end"]
+    se2 = [p0["rounds"]["qlib"][0]["mean_queue_se"] ** 2,
+           p0["rounds"]["cpp"][0]["mean_queue_se"] ** 2]
+    sigma2 = p0["n"] * W * float(np.mean(se2))
+    res["sigma2_time_average"] = sigma2
+    for pt in res["points"]:
+        se = (sigma2 / (pt["n"] * (1 - BURN) * pt["t_end"])) ** 0.5
+        d = pt["qlib_mean_queue"] - pt["cpp_mean_queue"]
+        pt["mean_queue_se_model"] = se
+        pt["mean_queue_z"] = d / (2 ** 0.5 * se)
+        pt["mean_queue_agree"] = bool(abs(pt["mean_queue_z"]) <= 3)
+    res["machine"]["load_end"] = os.getloadavg()
+    hdr = "n | events | qlib ns/ev | C++ ns/ev | C++/qlib | all-nbhd ns/ev | E[Q] qlib | E[Q] C++ | z | qlib B/server | C++ RSS MB"
+    print(hdr)
+    for pt in res["points"]:
+        print(f"{pt['n']:.0e} | {pt['events']:.3g} | {pt['qlib_ns']:.1f} | {pt['cpp_ns']:.1f} | "
+              f"{pt['speed_ratio']:.2f} | {pt['qlib_all_ns']:.1f} | {pt['qlib_mean_queue']:.4f} | "
+              f"{pt['cpp_mean_queue']:.4f} | {pt['mean_queue_z']:+.2f} | "
+              f"{pt['qlib_memory']['call_peak_bytes_per_server']:.1f} | {pt['cpp_maxrss_kb'] / 1024:.1f}")
+    print("compile", res["qlib_compile"], "load", res["machine"])
+    if not a.quick:
+        (HERE / "cpp_baseline.json").write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
