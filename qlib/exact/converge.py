@@ -1,6 +1,6 @@
 """Choose the level cap of an exact tiny-graph solve from the simulation it is compared with.
 
-:func:`qlib.exact.stationary` caps every queue at ``L`` tasks. Solving at
+:func:`qlib.exact.tiny.stationary` caps every queue at ``L`` tasks. Solving at
 ``L``, ``L + 3``, ``L + 6``, ... and watching the compared quantities settle
 gives an estimate of the error the cap leaves (Aitken's geometric tail).
 :func:`stationary_converged` raises the cap until that estimate is below a
@@ -103,7 +103,7 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
     Parameters
     ----------
     graph, lam, mu :
-        As for :func:`qlib.exact.stationary`.
+        As for :func:`qlib.exact.tiny.stationary`.
     se : array_like
         Standard error of the simulated occupancy, indexed by level (missing
         levels count as 0, which no compared level can have).

@@ -159,7 +159,7 @@ def resolved_burn_in(halves: Iterable[ArrayLike], margin_frac: float = 0.10, *,
     Each run's block averages (shape ``(replications, blocks, quantities)``,
     at least two blocks, e.g. from :func:`~qlib.halfin_whitt.compare.burn_in_halves`)
     are split into halves and tested with
-    :func:`qlib.stats.burn_in_check` (TOST, intersection–union) against the
+    :func:`qlib.stats.burn_in.burn_in_check` (TOST, intersection–union) against the
     margin ``margin_frac · |mean|`` per quantity. Runs whose replications
     cannot resolve that margin are counted, not passed; the verdict covers the
     others (intersection–union: every tested run must pass).

@@ -27,7 +27,7 @@ def noise_increments(n: int, beta: float, *, t_end: float, dt: float = 0.01, bur
                      seed: int | None = None) -> dict:
     """Increments of the martingale of ``X_1 + X_2`` on a path of the chain.
 
-    The chain (:func:`~qlib.halfin_whitt.simulate_jsq`) starts at
+    The chain (:func:`~qlib.halfin_whitt.simulate.simulate_jsq`) starts at
     ``Q_1 = n − β√n``, records its path every ``dt`` and, after ``burn_in``,
     :func:`~qlib.halfin_whitt.generator.martingale_increments` integrates
     ``Z`` over unit intervals (it raises if a queue of length three forms).
@@ -99,7 +99,7 @@ def identity_richardson(beta: float, *, t_end: float, dt: float, burn_in: float 
                         block: float = 0.5, seed: int | None = None) -> np.ndarray:
     """The identities of the limit on the diffusion simulated at three steps.
 
-    :func:`~qlib.halfin_whitt.reflected_ou_crn` runs the bridge scheme at
+    :func:`~qlib.halfin_whitt.diffusion.reflected_ou_crn` runs the bridge scheme at
     ``dt``, ``2 dt``, ``4 dt`` on one Brownian path. For each functional of
     :data:`IDENTITIES`, with means ``m0, m1, m2`` at the three steps, the
     Richardson value ``2 m0 − m1``, its remaining-bias estimate

@@ -43,7 +43,7 @@ def pwait_replications(n: int, beta: float, c: float, *, events: float, replicat
                        ) -> tuple[ReplicationCI, np.ndarray]:
     """``√n P(wait)`` of the simulated chain and the gap of ``λ_n P(wait) = E[Q_2]``.
 
-    Each replication of :func:`~qlib.halfin_whitt.simulate_jsq` starts at
+    Each replication of :func:`~qlib.halfin_whitt.simulate.simulate_jsq` starts at
     ``Q_1 = n − β√n``, ``Q_2 = c√n`` and runs ``events / (2 n replications)``
     time units after ``burn_in``; ``P(wait)`` is the time fraction with all
     servers busy (PASTA).
@@ -141,7 +141,7 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
                                ) -> tuple[float, float, float, float]:
     """Simulated ``W_n(t) = ∫_0^t (N − Q_1) ds`` from the exact stationary law.
 
-    Starts are drawn from :func:`~qlib.halfin_whitt.stationary_jsq`'s law
+    Starts are drawn from :func:`~qlib.halfin_whitt.chain.stationary_jsq`'s law
     (:func:`~qlib.halfin_whitt.constants.stationary_start`), so ``E W_n(t) =
     t E[N − Q_1]`` exactly.
 
@@ -193,7 +193,7 @@ def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
     """``ε_n = E[Q_3]/E[Q_2]`` of the exact chain and its error estimate.
 
     The error combines the truncation-error estimates of
-    :func:`~qlib.halfin_whitt.stationary_jsq`, ``(e_{Q_3} + ε e_{Q_2}) / E[Q_2]``
+    :func:`~qlib.halfin_whitt.chain.stationary_jsq`, ``(e_{Q_3} + ε e_{Q_2}) / E[Q_2]``
     (an estimate, not a bound).
 
     Parameters

@@ -5,7 +5,7 @@ runs: that the burn-in is over (the two halves of the window agree within a
 margin fixed in advance, an equivalence test over the replications) and how
 long the mean queue length stays correlated (its integrated autocorrelation
 time ``τ``, which turns the halves bound into a bound on the leftover bias,
-:func:`qlib.stats.leftover_bias`). :func:`audited_replicate` runs the
+:func:`qlib.stats.burn_in.leftover_bias`). :func:`audited_replicate` runs the
 replications and measures both; :func:`burn_in_verdict` joins the burn-in
 tests of many cells into one verdict line (intersection–union: passed only
 if every cell passed).
@@ -72,7 +72,7 @@ class AuditedCell:
         """Bound on the leftover burn-in bias over the mean of the audited path.
 
         From the achieved halves bound, the window and the upper limit of ``τ``
-        by :func:`qlib.stats.leftover_bias`.
+        by :func:`qlib.stats.burn_in.leftover_bias`.
         """
         achieved = float(np.max(np.atleast_1d(self.burn.equivalence.achieved)))
         return float(leftover_bias(achieved, self.window, self.tau.high)) / self.mean_queue
