@@ -1,0 +1,51 @@
+"""Every content chapter has the shape a reader can follow.
+
+It opens with its question and answer (an admonition near the top), closes
+with "What we learned", has at least two numbered figures, stays within about
+600 source lines, and spends at most about a fifth of its main text on the
+checking machinery (counted by ``tools/checking_share.py``; the closing
+"How these numbers were checked" section is where that machinery lives).
+"""
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from checking_share import share  # noqa: E402
+
+toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+CONTENT = [c["file"] for p in toc["parts"] if p["caption"].startswith("Part")
+           for c in p["chapters"]]
+# the validation appendix is about checking; it still reads as an argument
+SHAPED = CONTENT + ["chapters/how_we_check", "chapters/simulator_check",
+                    "chapters/solver_check", "chapters/performance"]
+MAX_LINES = 640      # "about 600"
+MAX_SHARE = 0.25     # "about a fifth", with the counter's coarseness (whole paragraphs)
+
+
+@pytest.mark.parametrize("chapter", SHAPED)
+def test_opens_with_answer_and_closes_with_what_we_learned(chapter):
+    text = (ROOT / f"{chapter}.md").read_text()
+    head = text.splitlines()[:45]
+    assert any(line.startswith("```{admonition}") or line.startswith(":::{admonition}")
+               for line in head), f"{chapter}: no question-and-answer admonition at the top"
+    assert "\n## What we learned" in text, f"{chapter}: no 'What we learned' section"
+
+
+@pytest.mark.parametrize("chapter", SHAPED)
+def test_length_and_figures(chapter):
+    text = (ROOT / f"{chapter}.md").read_text()
+    n = len(text.splitlines())
+    assert n <= MAX_LINES, f"{chapter}: {n} source lines"
+    figs = {line.split("fig-", 1)[1].strip() for line in text.splitlines()
+            if line.strip().startswith("name: fig-")}
+    assert len(figs) >= 2, f"{chapter}: {len(figs)} figures"
+
+
+@pytest.mark.parametrize("chapter", CONTENT)
+def test_checking_prose_share(chapter):
+    main, _ = share(ROOT / f"{chapter}.md")
+    assert main <= MAX_SHARE, f"{chapter}: {main:.0%} of the main text is about checking"
