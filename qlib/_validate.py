@@ -205,6 +205,12 @@ def occupancy_counts(x, n, name="initial", *, max_len=None, cap_name="max_queue"
     return q.astype(np.int64)
 
 
+def servers_and_beta(n, beta):
+    """The Halfin–Whitt pair: an int ``n >= 2`` and a real ``0 < beta < sqrt(n)``, returned as ``(int, float)``."""
+    n = integer(n, "n", lo=2)
+    return n, real(beta, "beta", lo=0, hi=math.sqrt(n), lo_open=True, hi_open=True)
+
+
 def flag(x, name):
     """A bool parameter (``True``/``False`` or a NumPy bool); returns ``bool``."""
     if not (isinstance(x, bool) or type(x).__name__ == "bool_"):

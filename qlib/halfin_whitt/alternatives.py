@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from qlib._validate import servers_and_beta as _n_beta
+
 from .classical import jsq_d_fixed_point
 from .jsq_d import JSQdResult, simulate_jsq_d
 
@@ -27,15 +29,6 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.stats import Check
 
 __all__ = ["d_sequences", "coupled_run", "jsq2_run", "resolved_burn_in", "comparison_table"]
-
-
-def _n_beta(n, beta):
-    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-        raise TypeError(f"n must be an int, got {n!r}")
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n!r}")
-    if not isinstance(beta, numbers.Real) or not 0 < beta < math.sqrt(n):
-        raise ValueError(f"beta must be in (0, sqrt(n)), got {beta!r}")
 
 
 def d_sequences(n: int) -> dict[str, int]:

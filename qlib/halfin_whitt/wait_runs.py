@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from qlib._validate import servers_and_beta as _n_beta
+
 from .waiting import intercept_model_bias, wls
 
 if TYPE_CHECKING:   # names for the annotations only
@@ -27,15 +29,6 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.stats import ReplicationCI
 
 __all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps"]
-
-
-def _n_beta(n, beta):
-    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-        raise TypeError(f"n must be an int, got {n!r}")
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n!r}")
-    if not isinstance(beta, numbers.Real) or not 0 < beta < math.sqrt(n):
-        raise ValueError(f"beta must be in (0, sqrt(n)), got {beta!r}")
 
 
 def pwait_replications(n: int, beta: float, c: float, *, events: float, replications: int = 10,
