@@ -164,7 +164,7 @@ def burn_in_verdict(cells: Sequence[AuditedCell], claim: str) -> Check:
     Returns
     -------
     Check
-        :meth:`Check.from_burn_in` of the cell that uses most of its margin,
+        :meth:`~qlib.stats.verdict.Check.from_burn_in` of the cell that uses most of its margin,
         with ``passed`` the intersection–union over all cells.
 
     Raises
