@@ -1,4 +1,4 @@
-"""Unit tests of qlib.exact._refined_check (the finite-n chapter's helpers)
+"""Unit tests of qlib.exact.refined_check (the finite-n chapter's helpers)
 and of qlib.sim.own_starts.replicate_after_pilot (bounded resampling's)."""
 import math
 

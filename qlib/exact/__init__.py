@@ -13,7 +13,7 @@ from qlib.exact.occupancy import (MAX_CHAIN_STATES, AdaptiveChainResult, Occupan
                                   occupancy_chain, occupancy_chain_adaptive)
 from qlib.exact.phase import PhaseResult, stationary_phase
 from qlib.exact.transient import MM1Transient, mm1_transient
-from qlib.exact._refined_check import extrapolate_quadratic, refined_cell, refined_gaps
+from qlib.exact.refined_check import extrapolate_quadratic, refined_cell, refined_gaps
 
 __all__ = ["stationary", "ExactResult", "MAX_N", "MAX_STATES", "occupancy_chain",
            "OccupancyChainResult", "occupancy_chain_adaptive", "AdaptiveChainResult",

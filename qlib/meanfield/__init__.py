@@ -12,9 +12,9 @@ from qlib.meanfield import fluid, tails
 from qlib.meanfield.expansion import Approximation, Refined, refined
 from qlib.meanfield.cavity_method import CavityResult, cavity
 from qlib.meanfield.pair import PairResult, WindowResult, pair_approximation, ring_window
-from qlib.meanfield._budget_search import (BudgetAudit, budget_optimum_audit, minimise_over_budget,
+from qlib.meanfield.budget_search import (BudgetAudit, budget_optimum_audit, minimise_over_budget,
                                           random_budget_laws)
-from qlib.meanfield._tail_audit import (GeometricAudit, RecursionAudit, crossover_violations,
+from qlib.meanfield.tail_audit import (GeometricAudit, RecursionAudit, crossover_violations,
                                        double_exponential_constant, geometric_tail_audit,
                                        log_recursion_audit)
 

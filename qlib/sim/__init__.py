@@ -12,8 +12,8 @@ from qlib.sim.general import GeneralSimulationResult, simulate_general
 from qlib.sim.run import simulate
 from qlib.sim.replications import replicate
 from qlib.sim import service
-from qlib.sim._fresh_graph import fresh_graph_run
-from qlib.sim._two_starts import replicate_two_starts
+from qlib.sim.fresh_graph import fresh_graph_run
+from qlib.sim.two_starts import replicate_two_starts
 
 __all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult",
            "simulate_general", "GeneralSimulationResult", "service", "fresh_graph_run",
