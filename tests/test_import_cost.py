@@ -8,6 +8,12 @@ import subprocess
 import sys
 
 
+def _run(code):
+    """Run ``code`` in a fresh interpreter (so nothing is imported yet) and fail on its error."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
 def test_import_qlib_does_not_import_scipy_stats():
     code = ("import sys, qlib\n"
             "heavy = [m for m in ('scipy.stats', 'scipy.optimize', 'scipy.integrate') "
@@ -18,8 +24,7 @@ def test_import_qlib_does_not_import_scipy_stats():
             "assert 'scipy.stats' in sys.modules\n"
             "import scipy.stats\n"
             "assert x == float(scipy.stats.t.ppf(0.975, 10))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    _run(code)
 
 
 def test_import_qlib_is_lazy_and_names_resolve():
@@ -37,5 +42,4 @@ def test_import_qlib_is_lazy_and_names_resolve():
             "    assert 'no_such_name' in str(e)\n"
             "else:\n"
             "    raise AssertionError('no AttributeError')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    _run(code)

@@ -205,9 +205,28 @@ def _fixed_point(step, P, tol, max_iter, memory=6):
                        f"{change:.1e}); raise max_iter")
 
 
-def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None):
+def _summary(P, lam, blocked):
+    """The fields of a pair result that follow from the pair law ``P`` and the blocked rate."""
+    p = P.sum(axis=1)
+    q = np.cumsum(p[::-1])[::-1].copy()
+    q[0] = 1.0
+    a = np.arange(P.shape[0])
+    m = float(a @ p)
+    var = float(a ** 2 @ p) - m * m
+    cov = float(a @ P @ a) - m * m
+    return dict(pair=P, marginal=p, occupancy=q, response_time=m / (lam * (1 - blocked / lam)),
+                correlation=cov / var if var > 0 else 0.0, blocking=blocked / lam)
+
+
+def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None, *, rates=None, order=None):
+    """Fixed point of the pair closure; ``rates(P, nodes, weights)`` gives the rate
+    matrix (default: this module's closed-neighbourhood policy), ``order`` the
+    Gauss–Legendre order's degree argument (default ``d``)."""
+    if rates is None:
+        def rates(P, nodes, weights):
+            return _rates(P, lam, d, closure, nodes, weights)
     K1 = K + 1
-    nodes, weights = np.polynomial.legendre.leggauss(max(2, d // 2 + 2))
+    nodes, weights = np.polynomial.legendre.leggauss(max(2, (d if order is None else order) // 2 + 2))
     nodes, weights = (nodes + 1) / 2, weights / 2            # on [0, 1]
     if P0 is None:
         q = lam ** np.arange(K1)                              # M/M/1 start
@@ -220,7 +239,7 @@ def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None):
     P /= P.sum()
 
     def step(P):
-        r = _rates(P, lam, d, closure, nodes, weights)
+        r = rates(P, nodes, weights)
         p = P.sum(axis=1)
         if closure == "independent":
             # marginal birth-death chain with the neighbour-averaged rate
@@ -240,7 +259,7 @@ def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None):
         return 0.5 * (Pn + Pn.T)
 
     P, it = _fixed_point(step, P, tol, max_iter, memory=0 if closure == "independent" else 6)
-    r = _rates(P, lam, d, closure, nodes, weights)
+    r = rates(P, nodes, weights)
     p = P.sum(axis=1)
     if closure == "independent":
         rho = r @ p
@@ -325,17 +344,7 @@ def pair_approximation(lam, degree, mu=0.0, *, levels=None, closure="pair", tol=
     max_levels = _check_int(max_levels, "max_levels", 2)
 
     def result(P, it, res, blocked, K):
-        p = P.sum(axis=1)
-        q = np.cumsum(p[::-1])[::-1].copy()
-        q[0] = 1.0
-        a = np.arange(K + 1)
-        m = float(a @ p)
-        var = float(a ** 2 @ p) - m * m
-        cov = float(a @ P @ a) - m * m
-        return PairResult(pair=P, marginal=p, occupancy=q,
-                          response_time=m / (lam * (1 - blocked / lam)),
-                          correlation=cov / var if var > 0 else 0.0,
-                          blocking=blocked / lam, residual=res, iterations=it, lam=lam,
+        return PairResult(**_summary(P, lam, blocked), residual=res, iterations=it, lam=lam,
                           mu=mu, degree=d, levels=K, closure=closure)
 
     if levels is not None:

@@ -63,7 +63,9 @@ import numpy as np
 
 from qlib import _validate as V
 from qlib.meanfield.fluid import _check_lam
-from qlib.meanfield.pair import PairResult, _fixed_point, _generator, _stationary
+from qlib.meanfield.pair import PairResult
+from qlib.meanfield.pair import _solve as _pair_solve
+from qlib.meanfield.pair import _summary
 
 __all__ = ["pair_approximation_choices", "ChoicesPairResult"]
 
@@ -117,57 +119,14 @@ def _rates(P, lam, d, k, closure, nodes, weights):
 
 
 def _solve(lam, mu, d, k, K, closure, tol, max_iter, P0=None):
-    K1 = K + 1
-    nodes, weights = np.polynomial.legendre.leggauss(max(2, k // 2 + 2))
-    nodes, weights = (nodes + 1) / 2, weights / 2            # on [0, 1]
-    if P0 is None:
-        p = (1 - lam) * lam ** np.arange(K1)                 # M/M/1 start
-        P = np.outer(p, p)
-    else:
-        P = np.zeros((K1, K1))
-        m = min(K1, P0.shape[0])
-        P[:m, :m] = P0[:m, :m]
-    P /= P.sum()
-
-    def birth_death(rho):
-        w = np.concatenate([[1.0], np.cumprod(rho[:-1])])
-        return w / w.sum()
-
-    def step(P):
-        r = _rates(P, lam, d, k, closure, nodes, weights)
-        p = P.sum(axis=1)
-        if closure == "independent":                          # marginal chain, neighbour-averaged
-            new = birth_death(r @ p)
-            return np.outer(new, new)
-        if mu > 0:                                            # as in qlib.meanfield.pair
-            p = birth_death(np.einsum("ab,ab->a", P, r) / np.where(p > 0, p, 1.0))
-        Pn = _stationary(_generator(r, K1, mu), mu * np.outer(p, p).ravel()).reshape(K1, K1)
-        return 0.5 * (Pn + Pn.T)
-
-    P, it = _fixed_point(step, P, tol, max_iter, memory=0 if closure == "independent" else 6)
-    r = _rates(P, lam, d, k, closure, nodes, weights)
-    p = P.sum(axis=1)
-    if closure == "independent":
-        rho = r @ p
-        res = float(np.max(np.abs(p[:-1] * rho[:-1] - p[1:])))
-    else:
-        res = float(np.max(np.abs(_generator(r, K1, mu).T @ P.ravel()
-                                  + mu * np.outer(p, p).ravel())))
-    blocked = float(P[-1, :] @ r[-1, :])
-    return P, it, res, blocked
+    """The pair closure's fixed point (:mod:`qlib.meanfield.pair`'s solver) with this policy's rates."""
+    def rates(P, nodes, weights):
+        return _rates(P, lam, d, k, closure, nodes, weights)
+    return _pair_solve(lam, mu, d, K, closure, tol, max_iter, P0, rates=rates, order=k)
 
 
 def _result(P, it, res, blocked, lam, mu, d, k, K, closure):
-    p = P.sum(axis=1)
-    q = np.cumsum(p[::-1])[::-1].copy()
-    q[0] = 1.0
-    a = np.arange(K + 1)
-    m = float(a @ p)
-    var = float(a ** 2 @ p) - m * m
-    cov = float(a @ P @ a) - m * m
-    return ChoicesPairResult(pair=P, marginal=p, occupancy=q,
-                             response_time=m / (lam - blocked), correlation=cov / var if var > 0 else 0.0,
-                             blocking=blocked / lam, residual=res, iterations=it, lam=lam, mu=mu,
+    return ChoicesPairResult(**_summary(P, lam, blocked), residual=res, iterations=it, lam=lam, mu=mu,
                              degree=d, levels=K, closure=closure, choices=k)
 
 
