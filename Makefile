@@ -27,6 +27,7 @@ book: $(STAMP)
 	@if [ "$$(cat _build/.inputs-hash 2>/dev/null)" != "$(INPUTS_HASH)" ]; then \
 	  echo "qlib, requirements or stored results changed: every chapter re-executes"; \
 	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; fi
+	$(BIN)/python tools/execute_chapters.py
 	$(BIN)/jupyter-book build .
 	@echo "$(INPUTS_HASH)" > _build/.inputs-hash
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
