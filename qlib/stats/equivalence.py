@@ -22,11 +22,21 @@ def _equiv_factor(d, m, level, power):
     if math.isinf(d):
         return c + float(_st.norm.ppf(0.5 + power / 2))
 
+    # P(|Z| < x − c·S), S = sqrt(χ²_d / d), integrated over the χ²_d law of
+    # V = d S². The integrand is plain `math` (2Φ(z) − 1 = erf(z/√2), the χ²
+    # density from its logarithm): scipy.stats' per-point calls made one
+    # factor cost seconds, and `equivalence` needs one per distinct df.
+    v_lo, v_hi = float(_st.chi2.ppf(1e-14, d)), float(_st.chi2.isf(1e-14, d))
+    log_norm = (d / 2) * math.log(2.0) + math.lgamma(d / 2)
+    root2 = math.sqrt(2.0)
+
     def f(x):
-        # P(|Z| < x − c·S), S = sqrt(χ²_d / d), integrated over S
-        g = lambda v: max(2 * _st.norm.cdf(x - c * math.sqrt(v / d)) - 1, 0.0) * _st.chi2.pdf(v, d)  # noqa: E731
-        lo, hi = _st.chi2.ppf(1e-14, d), _st.chi2.isf(1e-14, d)
-        return integrate.quad(g, lo, hi, limit=200, points=[d])[0] - power
+        def g(v):
+            z = x - c * math.sqrt(v / d)
+            if z <= 0.0:
+                return 0.0
+            return math.erf(z / root2) * math.exp((d / 2 - 1) * math.log(v) - v / 2 - log_norm)
+        return integrate.quad(g, v_lo, v_hi, limit=200, points=[d])[0] - power
     hi = c + 3.0
     while f(hi) < 0:
         hi *= 1.5
