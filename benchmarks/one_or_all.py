@@ -18,6 +18,11 @@ seed=seed)``).  To spread the blocks over processes:
 ``one_or_all.py --block B --out PART.json`` runs block ``B`` alone, and
 ``one_or_all.py --merge PART.json ...`` gathers the parts into
 ``one_or_all.json`` (the same numbers as one run with ``R = 10 × parts``).
+
+``one_or_all.py --confirm`` runs blocks 2 and 3 (20 replications with seeds
+disjoint from the main runs' blocks 0 and 1) into ``one_or_all_confirm.json``:
+the data of the chapter's burn-in halves test alone, whose size (20) was fixed
+before they were run.
 """
 import json
 import sys
@@ -83,6 +88,9 @@ if __name__ == "__main__":
     if "--merge" in args:
         parts = [json.loads(Path(a).read_text()) for a in args[args.index("--merge") + 1:]]
         path.write_text(json.dumps(merge(parts), indent=1))
+    elif "--confirm" in args:
+        confirm = path.with_name("one_or_all_confirm.json")
+        confirm.write_text(json.dumps(merge([run_block(b) for b in (2, 3)]), indent=1))
     elif "--block" in args:
         b, dest = int(args[args.index("--block") + 1]), Path(args[args.index("--out") + 1])
         dest.write_text(json.dumps(run_block(b)))
