@@ -198,7 +198,7 @@ def lag1_threshold(k, alpha=0.01):
     """
     mean = -1.0 / k
     sd = (k - 2) / (k * math.sqrt(k - 1))
-    return mean + float(_st.norm.ppf(1 - alpha)) * sd
+    return mean + float(t_quantile(1 - alpha, math.inf)) * sd   # the normal quantile, cached
 
 
 def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,

@@ -1,6 +1,7 @@
 """Student-t intervals for independent replications, and the argument checks of qlib.stats."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import numpy as np
@@ -62,8 +63,17 @@ def t_quantile(p, df):
     df : float or array_like
         Degrees of freedom, > 0; ``numpy.inf`` for the normal quantile.
     """
+    if np.ndim(p) == 0 and np.ndim(df) == 0 and not isinstance(df, bool):
+        # one quantile, the common case: scipy's ppf costs ~1 ms a call, and
+        # every simulation result and check asks for the same few
+        return np.asarray(_t_quantile_scalar(float(p), float(_check_df(df))))
     d = _check_df(df)
     return np.where(np.isinf(d), _st.norm.ppf(p), _st.t.ppf(p, np.where(np.isinf(d), 1, d)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_quantile_scalar(p: float, d: float) -> float:
+    return float(_st.norm.ppf(p) if math.isinf(d) else _st.t.ppf(p, d))
 
 
 def _scalar(a):
