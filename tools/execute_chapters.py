@@ -77,8 +77,17 @@ def _read(path: Path, md_config):
 
 
 def _execute(path: str, timeout: int):
-    """Run in a worker process: execute one chapter, return it and the time."""
+    """Run in a worker process: execute one chapter; return it, its wall time,
+    the CPU time of its kernel (a child of this worker) and the error."""
+    import resource
+
     from jupyter_cache.executors.utils import single_nb_execution
+
+    def children_cpu() -> float:
+        use = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return use.ru_utime + use.ru_stime
+
+    cpu0 = children_cpu()
 
     md_config = _md_config(Path(path).parent.parent)
     notebook, _ = _read(Path(path), md_config)
@@ -90,7 +99,7 @@ def _execute(path: str, timeout: int):
         meta_override=True,
     )
     error = None if result.err is None else f"{type(result.err).__name__}: {result.err}"
-    return notebook, result.time, error
+    return notebook, result.time, children_cpu() - cpu0, error
 
 
 def main(argv: list[str]) -> int:
@@ -122,16 +131,17 @@ def main(argv: list[str]) -> int:
     todo.sort(key=lambda item: rank.get(item[0].stem, len(rank)))
     print(f"executing {len(todo)} chapter(s), {args.jobs} at a time", flush=True)
 
-    start, failed = time.perf_counter(), []
+    start, failed, total_cpu = time.perf_counter(), [], 0.0
     with cf.ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(_execute, str(p), args.timeout): (p, fmt) for p, fmt in todo}
         for future in cf.as_completed(futures):
             path, read_fmt = futures[future]
             name = path.relative_to(book)
             try:
-                notebook, seconds, error = future.result()
+                notebook, seconds, cpu, error = future.result()
             except Exception as exc:  # the worker itself died
-                notebook, seconds, error = None, float("nan"), repr(exc)
+                notebook, seconds, cpu, error = None, float("nan"), float("nan"), repr(exc)
+            total_cpu += cpu
             if error is not None:
                 failed.append(str(name))
                 print(f"  {name}: FAILED ({error.splitlines()[0][:200]}); "
@@ -144,8 +154,8 @@ def main(argv: list[str]) -> int:
                 check_validity=False,
                 overwrite=True,
             )
-            print(f"  {name}: {seconds:.0f} s", flush=True)
-    print(f"executed in {time.perf_counter() - start:.0f} s"
+            print(f"  {name}: {seconds:.0f} s (kernel CPU {cpu:.0f} s)", flush=True)
+    print(f"executed in {time.perf_counter() - start:.0f} s (kernels' CPU {total_cpu:.0f} s)"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
     return 0
 
