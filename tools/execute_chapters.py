@@ -76,7 +76,7 @@ def _read(path: Path, md_config):
     return reader.read(text), reader.read_fmt
 
 
-def _execute(path: str, timeout: int):
+def _execute(path: str, book: str, timeout: int):
     """Run in a worker process: execute one chapter; return it, its wall time,
     the CPU time of its kernel (a child of this worker) and the error."""
     import resource
@@ -89,7 +89,7 @@ def _execute(path: str, timeout: int):
 
     cpu0 = children_cpu()
 
-    md_config = _md_config(Path(path).parent.parent)
+    md_config = _md_config(Path(book))
     notebook, _ = _read(Path(path), md_config)
     result = single_nb_execution(
         notebook,
@@ -133,7 +133,7 @@ def main(argv: list[str]) -> int:
 
     start, failed, total_cpu = time.perf_counter(), [], 0.0
     with cf.ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(_execute, str(p), args.timeout): (p, fmt) for p, fmt in todo}
+        futures = {pool.submit(_execute, str(p), str(book), args.timeout): (p, fmt) for p, fmt in todo}
         for future in cf.as_completed(futures):
             path, read_fmt = futures[future]
             name = path.relative_to(book)
