@@ -1,0 +1,154 @@
+"""Fluid → pair → star against simulation on static regular graphs (writes star_closure.json).
+
+The closed-neighbourhood policy (``choices=None``) at μ = 0.  Predictions:
+the fluid limit for the point mass δ_d (``qlib.meanfield.fluid``), the pair
+approximation (``qlib.meanfield.pair``) and the star approximation
+(``qlib.meanfield.star``), all models of the infinite d-regular tree.
+Simulation: ``benchmarks/one_or_all.json`` (n ≈ 2000: one random 3- and one
+random 4-regular graph, the 45 × 45 torus, the ring; 20 replications of
+t_end 2000 after a burn-in of 500; 95 % Student-t interval), not rerun here.
+
+Parts (``nice python benchmarks/star_closure.py PART ...``; each part
+replaces its own key of the JSON and keeps the others):
+
+* ``closures``: the three predictions per graph and λ ∈ {0.7, 0.9, 0.95},
+  their relative errors against the simulated R with the interval's ends,
+  solve times and state sizes (seconds).
+* ``finite_n``: the size of the finite-n effect that the n ≈ 2000
+  simulation carries: random 3- and 4-regular graphs at λ = 0.9 with
+  n = 500 (several graphs, a few replications each, the same window);
+  if R − R_∞ ∝ 1/n, the effect at n = 2000 is a third of R(500) − R(2000)
+  (a few minutes).
+* ``ring``: the ring's window hierarchy ``ring_window`` L = 2 … 5 at
+  λ ∈ {0.7, 0.9} with the solve time per level, as far as a time budget
+  allows (``--ring-budget SECONDS`` per λ, default 900; the L = 5 chain has
+  (K + 1)^5 states).
+"""
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from qlib import DegreeDistribution, graphs, replicate
+from qlib.meanfield import fluid, pair_approximation, ring_window
+from qlib.meanfield.star import star_approximation
+from qlib.stats import t_quantile
+
+HERE = Path(__file__).parent
+OUT = HERE / "star_closure.json"
+DEGREE = {"ring": 2, "torus 45x45": 4, "random 3-regular": 3, "random 4-regular": 4}
+LAMS = (0.7, 0.9, 0.95)
+
+
+def load():
+    return json.loads(OUT.read_text()) if OUT.exists() else {}
+
+
+def save(out):
+    OUT.write_text(json.dumps(out, indent=1))
+
+
+def closures():
+    sim = json.loads((HERE / "one_or_all.json").read_text())
+    rows = []
+    for s in sim["rows"]:
+        if s["lam"] not in LAMS:
+            continue
+        d, lam = DEGREE[s["graph"]], s["lam"]
+        t = time.perf_counter()
+        R_fluid = fluid.response_time(lam, DegreeDistribution.point(d))
+        t_fluid = time.perf_counter() - t
+        t = time.perf_counter()
+        pair = pair_approximation(lam, d)
+        t_pair = time.perf_counter() - t
+        star = star_approximation(lam, d)
+        row = dict(graph=s["graph"], n=s["n"], degree=d, lam=lam, sim=s["sim"], sim_se=s["sim_se"],
+                   sim_low=s["sim_low"], sim_high=s["sim_high"], replications=len(s["rep_response"]),
+                   fluid=R_fluid, pair=pair.response_time, star=star.response_time,
+                   seconds=dict(fluid=t_fluid, pair=t_pair, star=star.seconds),
+                   levels=dict(pair=pair.levels, star=star.levels),
+                   states=dict(pair=(pair.levels + 1) ** 2, star=star.states),
+                   star_top_mass=star.top_mass, star_throughput_gap=star.throughput_gap,
+                   star_residual=star.residual)
+        for k in ("fluid", "pair", "star"):
+            # relative error, and its range over the simulation's 95 % interval
+            row[f"rel_{k}"] = row[k] / s["sim"] - 1
+            row[f"rel_{k}_range"] = [row[k] / s["sim_high"] - 1, row[k] / s["sim_low"] - 1]
+        print(f"{s['graph']:18s} λ={lam}: sim {s['sim']:.4f} fluid {row['rel_fluid']:+.2%} "
+              f"pair {row['rel_pair']:+.2%} star {row['rel_star']:+.2%} "
+              f"({star.states} states, K={star.levels}, {star.seconds:.1f} s)", flush=True)
+        rows.append(row)
+    return dict(source="benchmarks/one_or_all.json", rows=rows)
+
+
+def finite_n(n=500, graphs_per_cell=8, reps=5, lam=0.9):
+    sim = {r["graph"]: r for r in json.loads((HERE / "one_or_all.json").read_text())["rows"]
+           if r["lam"] == lam}
+    rows = []
+    for d in (3, 4):
+        t = time.perf_counter()
+        per_graph = []
+        for k in range(graphs_per_cell):
+            g = graphs.random_regular(n, d, seed=700 + 10 * d + k)
+            rr = replicate(g, lam, 0.0, replications=reps, t_end=2000.0, burn_in=500.0,
+                           seed=9000 + 100 * d + k, n_jobs=1)
+            per_graph.append([float(r.response_time) for r in rr.results])
+        x = np.array(per_graph)
+        # graphs are the independent units (replications on one graph share it)
+        means = x.mean(axis=1)
+        m, se = float(means.mean()), float(means.std(ddof=1) / math.sqrt(means.size))
+        ref = sim[f"random {d}-regular"]
+        diff, diff_se = m - ref["sim"], math.hypot(se, ref["sim_se"])
+        q = t_quantile(0.975, means.size - 1)
+        row = dict(degree=d, lam=lam, n=n, graphs=graphs_per_cell, replications=reps,
+                   R=m, se=se, R_2000=ref["sim"], se_2000=ref["sim_se"],
+                   diff=diff, diff_se=diff_se,
+                   # R(n) = R_inf + c/n  =>  R(2000) − R_inf = (R(500) − R(2000)) · 500/(2000 − 500)
+                   effect_2000=diff * n / (ref["n"] - n), effect_2000_se=diff_se * n / (ref["n"] - n),
+                   effect_2000_rel=diff * n / (ref["n"] - n) / ref["sim"], t_quantile=q,
+                   per_graph=per_graph, seconds=time.perf_counter() - t)
+        print({k: v for k, v in row.items() if k != "per_graph"}, flush=True)
+        rows.append(row)
+    return dict(note="R(500) from independent graphs; effect_2000 assumes R(n) − R(∞) ∝ 1/n",
+                rows=rows)
+
+
+def ring(budget=900.0, lams=(0.7, 0.9), Ls=(2, 3, 4, 5)):
+    KS = {0.7: 12, 0.9: 14}
+    sim = {r["lam"]: r for r in json.loads((HERE / "one_or_all.json").read_text())["rows"]
+           if r["graph"] == "ring"}
+    rows = []
+    for lam in lams:
+        prev, spent = None, 0.0
+        for L in Ls:
+            K = KS[lam]
+            if L >= 4 and spent > budget / 20:        # L = 5 costs ~30× L = 4
+                rows.append(dict(lam=lam, L=L, levels=K, skipped=f"budget {budget} s"))
+                print(rows[-1], flush=True)
+                break
+            t = time.perf_counter()
+            r = ring_window(lam, L, levels=K, tol=1e-9, start=prev)
+            sec = time.perf_counter() - t
+            spent += sec
+            rows.append(dict(lam=lam, L=L, levels=K, states=(K + 1) ** L, R=r.response_time,
+                             rel=r.response_time / sim[lam]["sim"] - 1, residual=r.residual,
+                             iterations=r.iterations, seconds=sec))
+            print(rows[-1], flush=True)
+            prev = r
+    return dict(levels={str(k): v for k, v in KS.items()}, rows=rows)
+
+
+if __name__ == "__main__":
+    parts = [a for a in sys.argv[1:] if not a.startswith("--")] or ["closures"]
+    budget = 900.0
+    if "--ring-budget" in sys.argv:
+        budget = float(sys.argv[sys.argv.index("--ring-budget") + 1])
+        parts = [p for p in parts if p != str(sys.argv[sys.argv.index("--ring-budget") + 1])]
+    out = load()
+    for part in parts:
+        out[part] = {"closures": closures, "finite_n": finite_n,
+                     "ring": lambda: ring(budget)}[part]()
+        save(out)
