@@ -16,9 +16,8 @@ replaces its own key of the JSON and keeps the others):
   solve times and state sizes (seconds).
 * ``finite_n``: the size of the finite-n effect that the n ≈ 2000
   simulation carries: random 3- and 4-regular graphs at λ = 0.9 with
-  n = 500 (several graphs, a few replications each, the same window);
-  if R − R_∞ ∝ 1/n, the effect at n = 2000 is a third of R(500) − R(2000)
-  (a few minutes).
+  n ∈ {500, 1000, 2000, 4000} (16 independent graphs per n, 2 replications
+  each, the same window), fitted by R(n) = R_∞ + c/n (several minutes).
 * ``ring``: the ring's window hierarchy ``ring_window`` L = 2 … 5 at
   λ ∈ {0.7, 0.9} with the solve time per level, as far as a time budget
   allows (``--ring-budget SECONDS`` per λ, default 900; the L = 5 chain has
@@ -84,36 +83,42 @@ def closures():
     return dict(source="benchmarks/one_or_all.json", rows=rows)
 
 
-def finite_n(n=500, graphs_per_cell=8, reps=5, lam=0.9):
-    sim = {r["graph"]: r for r in json.loads((HERE / "one_or_all.json").read_text())["rows"]
-           if r["lam"] == lam}
-    rows = []
+def finite_n(ns=(500, 1000, 2000, 4000), graphs_per_cell=16, reps=2, lam=0.9):
+    """R(n) on independent random graphs (the graph is the independent unit),
+    and the weighted least-squares fit R(n) = R_inf + c/n."""
+    rows, fits = [], []
     for d in (3, 4):
-        t = time.perf_counter()
-        per_graph = []
-        for k in range(graphs_per_cell):
-            g = graphs.random_regular(n, d, seed=700 + 10 * d + k)
-            rr = replicate(g, lam, 0.0, replications=reps, t_end=2000.0, burn_in=500.0,
-                           seed=9000 + 100 * d + k, n_jobs=1)
-            per_graph.append([float(r.response_time) for r in rr.results])
-        x = np.array(per_graph)
-        # graphs are the independent units (replications on one graph share it)
-        means = x.mean(axis=1)
-        m, se = float(means.mean()), float(means.std(ddof=1) / math.sqrt(means.size))
-        ref = sim[f"random {d}-regular"]
-        diff, diff_se = m - ref["sim"], math.hypot(se, ref["sim_se"])
-        q = t_quantile(0.975, means.size - 1)
-        row = dict(degree=d, lam=lam, n=n, graphs=graphs_per_cell, replications=reps,
-                   R=m, se=se, R_2000=ref["sim"], se_2000=ref["sim_se"],
-                   diff=diff, diff_se=diff_se,
-                   # R(n) = R_inf + c/n  =>  R(2000) − R_inf = (R(500) − R(2000)) · 500/(2000 − 500)
-                   effect_2000=diff * n / (ref["n"] - n), effect_2000_se=diff_se * n / (ref["n"] - n),
-                   effect_2000_rel=diff * n / (ref["n"] - n) / ref["sim"], t_quantile=q,
-                   per_graph=per_graph, seconds=time.perf_counter() - t)
-        print({k: v for k, v in row.items() if k != "per_graph"}, flush=True)
-        rows.append(row)
-    return dict(note="R(500) from independent graphs; effect_2000 assumes R(n) − R(∞) ∝ 1/n",
-                rows=rows)
+        cells = []
+        for n in ns:
+            t = time.perf_counter()
+            per_graph = []
+            for k in range(graphs_per_cell):
+                g = graphs.random_regular(n, d, seed=700 + 10 * d + k + 1000 * n)
+                rr = replicate(g, lam, 0.0, replications=reps, t_end=2000.0, burn_in=500.0,
+                               seed=9000 + 100 * d + k + 1000 * n, n_jobs=1)
+                per_graph.append([float(r.response_time) for r in rr.results])
+            means = np.array(per_graph).mean(axis=1)
+            row = dict(degree=d, lam=lam, n=n, graphs=graphs_per_cell, replications=reps,
+                       R=float(means.mean()), se=float(means.std(ddof=1) / math.sqrt(means.size)),
+                       per_graph=per_graph, seconds=time.perf_counter() - t)
+            print({k: v for k, v in row.items() if k != "per_graph"}, flush=True)
+            rows.append(row)
+            cells.append(row)
+        x = np.array([1.0 / c["n"] for c in cells])
+        y = np.array([c["R"] for c in cells])
+        w = 1.0 / np.array([c["se"] for c in cells]) ** 2
+        A = np.stack([np.ones_like(x), x], axis=1)
+        cov = np.linalg.inv(A.T @ (A * w[:, None]))
+        R_inf, c = cov @ (A.T @ (w * y))
+        chi2 = float(np.sum(w * (y - A @ np.array([R_inf, c])) ** 2))
+        fit = dict(degree=d, lam=lam, R_inf=float(R_inf), R_inf_se=float(math.sqrt(cov[0, 0])),
+                   c=float(c), c_se=float(math.sqrt(cov[1, 1])), chi2=chi2, dof=len(ns) - 2,
+                   effect_2000=float(c) / 2000, effect_2000_rel=float(c) / 2000 / float(R_inf),
+                   effect_2000_se=math.sqrt(cov[1, 1]) / 2000)
+        print(fit, flush=True)
+        fits.append(fit)
+    return dict(note="R(n) from independent random graphs (graph = unit); fit R(n) = R_inf + c/n "
+                "by weighted least squares; effect_2000 = c/2000", rows=rows, fits=fits)
 
 
 def ring(budget=900.0, lams=(0.7, 0.9), Ls=(2, 3, 4, 5)):
