@@ -47,6 +47,16 @@ closure is the window's order-2 Markov closure: the result equals
 Like the pair closure it treats the graph as a tree: it is a model of the
 ``n → ∞`` limit of random ``d``-regular graphs (whose short cycles are
 few), not of a finite graph, and not of the torus (which has 4-cycles).
+
+Accuracy against simulation (``benchmarks/star_closure.py``, 20
+replications at ``n ≈ 2000``): on random 3- and 4-regular graphs the star
+is within 0.22 % of the simulated mean response time at λ ∈ {0.7, 0.9,
+0.95}, where the pair approximation is 1.4–3.9 % low.  Part of that gap is
+finite ``n``: a fit ``R(n) = R_∞ + c/n`` over independent graphs with
+``n = 500 … 4000`` at λ = 0.9 puts the ``n = 2000`` simulation 0.09 %
+(``d = 3``) and 0.07 % (``d = 4``) above ``R_∞``, and the star 0.10 % and
+0.06 % below ``R_∞``.  On the 45 × 45 torus the star is 1.3–5.1 % low; on
+the ring it is the ``L = 3`` window, 0.1–2.1 % high.
 """
 
 from __future__ import annotations
@@ -366,8 +376,8 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
     mass_tol : float
         Largest neglected mass at the truncation level, in ``(0, 1)``.
     progress : bool
-        Print one line per fixed-point step (a solve at ``d = 4`` near
-        ``λ = 1`` takes tens of seconds).
+        Print one line per fixed-point step (near ``λ = 1`` the ring needs
+        ``K ≈ 40`` and a solve takes tens of seconds; ``d = 3, 4`` take a few).
 
     Returns
     -------
