@@ -424,10 +424,15 @@ def random_regular(n, d, seed=None, max_tries=100) -> Graph:
 
     Stubs are shuffled and paired (numpy, O(nd)); pairings containing a
     self-loop or multi-edge are rejected and redrawn (this gives the exact
-    uniform distribution) for up to ``max_tries`` attempts, after which the
-    last pairing is used with self-loops/multi-edges *erased* (a few
-    vertices then have degree < d; the probability of needing this is
-    ~exp(-(d^2-1)/4) per try, so only matters for large d).
+    uniform distribution) for up to ``max_tries`` attempts.  A pairing is
+    simple with probability about ``exp(-(d^2-1)/4)`` (2 % at ``d = 4``,
+    less at small ``n``), so the tries can run out; the last pairing is then
+    repaired by random double-edge switches (each self-loop or repeated
+    edge ``{a, b}`` and a uniform edge ``{c, e}`` become ``{a, c}, {b, e}``
+    when both are new), which keeps every degree ``d`` (the result is then
+    close to, not exactly, uniform; a pairing whose switches get stuck is
+    redrawn).  The graph is always simple and ``d``-regular; ``RuntimeError``
+    if ten repaired pairings do not get there.
 
     Examples
     --------
@@ -450,7 +455,56 @@ def random_regular(n, d, seed=None, max_tries=100) -> Graph:
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         if np.all(lo != hi) and _unique(lo * n + hi).size == lo.size:
             return _from_pairs(n, lo, hi, f"random_regular{d}", clean=False)
-    return _from_pairs(n, a, b, f"random_regular{d}", clean=True)
+    for _ in range(10):                       # switching can get stuck near K_{d+1}
+        try:
+            lo, hi = _switch_to_simple(n, a, b, rng)
+        except RuntimeError:
+            a, b = _pair_stubs(deg, rng)
+            continue
+        return _from_pairs(n, lo, hi, f"random_regular{d}", clean=False)
+    raise RuntimeError(f"random_regular: no simple {d}-regular graph on {n} vertices found")
+
+
+def _switch_to_simple(n, a, b, rng, max_switches=None):
+    """Make a pairing simple by double-edge switches that keep the degrees:
+    a self-loop or repeated edge ``{u, v}`` and a uniform other edge
+    ``{x, y}`` (oriented at random) become ``{u, x}, {v, y}`` when neither
+    is a loop or an existing edge."""
+    lo, hi = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    m = lo.size
+    count = {}
+    for k in (lo * n + hi).tolist():
+        count[k] = count.get(k, 0) + 1
+
+    def bad(i):
+        return lo[i] == hi[i] or count[int(lo[i] * n + hi[i])] > 1
+
+    todo = [i for i in range(m) if bad(i)]
+    budget = max_switches if max_switches is not None else 200 * (len(todo) + 10)
+    while todo:
+        budget -= 1
+        if budget < 0:
+            raise RuntimeError(f"random_regular: no simple graph after switching (n={n})")
+        i = todo[-1]
+        if not bad(i):
+            todo.pop()
+            continue
+        j = int(rng.integers(m))
+        u, v, x, y = int(lo[i]), int(hi[i]), int(lo[j]), int(hi[j])
+        if rng.random() < 0.5:
+            x, y = y, x
+        k1, k2 = min(u, x) * n + max(u, x), min(v, y) * n + max(v, y)
+        if j == i or u == x or v == y or k1 == k2 or count.get(k1, 0) or count.get(k2, 0):
+            continue
+        for k in (int(lo[i] * n + hi[i]), int(lo[j] * n + hi[j])):
+            count[k] -= 1
+        count[k1] = count.get(k1, 0) + 1
+        count[k2] = count.get(k2, 0) + 1
+        lo[i], hi[i], lo[j], hi[j] = min(u, x), max(u, x), min(v, y), max(v, y)
+        todo.pop()
+        todo.append(j)                        # was it bad? rechecked at the top
+    assert np.all(lo != hi) and _unique(lo * n + hi).size == m
+    return lo, hi
 
 
 def erdos_renyi(n, c, seed=None) -> Graph:

@@ -443,13 +443,15 @@ def _window_generator(R, K1, L, mu):
 class _ReusedSolver:
     """Solve ``x Q = −src`` for a sequence of slowly changing generators:
     an incomplete LU of the first matrix preconditions GMRES for the later
-    ones and is refactored only when GMRES needs many iterations.  A full LU
+    ones (GMRES starting from the previous solution) and is refactored only
+    when GMRES needs many iterations.  A full LU
     of the window chain at ``L = 4`` has far too much fill to repeat at
     every fixed-point step; near the fixed point the matrix barely changes
     and GMRES converges in a few iterations."""
 
     def __init__(self, max_krylov=40):
         self.ilu, self.max_krylov, self.factorizations = None, max_krylov, 0
+        self.x = None                         # the last solution: GMRES starts there
 
     def __call__(self, Q, src):
         A = Q.T.tocoo()
@@ -467,9 +469,11 @@ class _ReusedSolver:
                                       permc_spec="MMD_AT_PLUS_A")
                 self.factorizations += 1
             M = spla.LinearOperator(A.shape, self.ilu.solve)
-            x, info = spla.gmres(A, rhs, M=M, rtol=1e-13, atol=0.0, restart=self.max_krylov,
-                                 maxiter=1)
+            x0 = self.x if self.x is not None and self.x.shape == rhs.shape else None
+            x, info = spla.gmres(A, rhs, x0=x0, M=M, rtol=1e-13, atol=0.0,
+                                 restart=self.max_krylov, maxiter=3)
             if info == 0:
+                self.x = x
                 return x / x.sum()
             self.ilu = None                   # too far from the factorised matrix
         x = spla.spsolve(A, rhs)
