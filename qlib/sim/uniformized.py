@@ -12,11 +12,14 @@ probability ``λ / (λ + 1)``, else a *potential departure* at a uniform server,
 which completes a task if it has one (a real departure is then from a uniform
 busy server at total rate ``Q_1``, as in the model, and no busy list is
 kept).  Time advances by the mean ``1 / Λ`` of the Exp(``Λ``) holding time at
-every step, so ``[0, t_end]`` holds ``round(Λ t_end)`` steps; the time
-averages are the step averages of the jump chain, i.e. the exact
-estimator with each holding time replaced by its conditional mean given the
-jump chain (the holding times of a uniformized chain are i.i.d. and
-independent of the states): same expectation at every start, lower variance.
+every step, so ``[0, t_end]`` holds ``N = round(Λ t_end)`` steps and a time
+average is the step average ``Σ_k f(X_k) / N`` of the jump chain: the
+conditional expectation, given the jump chain, of the exact time integral up
+to the ``N``-th step divided by its mean length (the holding times of a
+uniformized chain are i.i.d. and independent of the states).  The jump chain
+has the stationary law of the continuous-time chain, so at stationarity the
+estimator's expectation is the stationary mean exactly, with less variance
+than the integral over the random holding times.
 
 Near the hardware:
 
@@ -29,13 +32,19 @@ Near the hardware:
 * every random number is a function of the step index (SplitMix64 in counter
   mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
   drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
-  never depends on the state; the kernel draws a batch of steps ahead, asks
-  for the cache lines their servers (and neighbours) live on, and then runs
-  the batch, so that the memory misses of a batch overlap;
-* one 64-bit draw per step: its top 53 bits pick the kind of step and the
-  server, its low bits the ring or torus neighbour and a two-way tie; a
-  second counter stream (same step index) draws the neighbour of a CSR
-  graph and breaks ties of three or more.
+  never depends on the state; from ``n = 2**17`` on the kernel draws 64
+  steps ahead and asks for the cache line of each future server, so that
+  the memory misses of that many steps overlap;
+* one 64-bit draw ``r`` per step: the 128-bit product ``r n`` gives the
+  server (its high word, uniform on ``0..n-1``) and the kind of step (its
+  low word, a uniform fraction, against ``2**64 λ / (λ + 1)``); given both,
+  ``r`` ranges over about ``2**64 / n`` consecutive integers, so its low bits
+  are uniform and independent of them: bits 0-1 pick the ring or torus
+  neighbour, bit 2 breaks a two-way tie.  A second counter stream (same
+  step index) draws the neighbour of a CSR graph and breaks ties of three
+  or more;
+* a one-neighbour step is written without a branch on its kind: a
+  potential departure compares a server with itself.
 """
 from __future__ import annotations
 
@@ -442,8 +451,8 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     >>> r = simulate_uniformized(graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1, choices=2)
     >>> r.n, r.lam, float(r.occupancy[0])
     (1000, 0.7, 1.0)
-    >>> abs(r.occupancy[1] - 0.7) < 0.02           # E q(1) = lam
-    np.True_
+    >>> bool(abs(r.occupancy[1] - 0.7) < 0.02)     # E q(1) = lam
+    True
     """
     graph = _as_graph(graph)
     if mu != 0:
