@@ -81,8 +81,8 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _ZERO, _ONE, _TWO, _THREE, _FOUR = (np.uint64(0), np.uint64(1), np.uint64(2),
                                     np.uint64(3), np.uint64(4))
-# st: steps done, segment, arrivals, departures, draw keys/increments
-_STEP, _SEG, _ARR, _DEP = range(4)
+# st: steps done, segment, arrivals (departures follow from the tasks at both ends)
+_STEP, _SEG, _ARR = range(3)
 _RING, _TORUS, _CSR = 0, 1, 2
 
 
@@ -241,7 +241,6 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     k = st[_STEP]
     g = st[_SEG]
     arrivals = st[_ARR]
-    departures = st[_DEP]
     code = 0
     if pf:                                      # the steps k+1 .. k+D, ahead
         for j in range(1, D + 1):
@@ -299,7 +298,6 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 dq[lv] += d
                 rs += a * lv
                 na += a
-                departures += np.int64(d < 0)
                 if a & np.int64(lv >= K):
                     code = 1
                     break
@@ -311,7 +309,6 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                     acc[lv] -= end - k
                     dq[lv] -= 1
                     X[s] = lv - 1
-                    departures += 1
                 continue
             bx = np.int64(X[s])
             cand[0] = s
@@ -372,8 +369,19 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     st[_STEP] = k
     st[_SEG] = g
     st[_ARR] = arrivals
-    st[_DEP] = departures
     return code
+
+
+@numba.njit(cache=True)
+def _counts(X, K):
+    """``Q[i]``, the number of servers holding at least ``i`` tasks, ``i =
+    0..K`` (a loop: ``np.bincount`` would cast ``X`` to 8 bytes per server)."""
+    Q = np.zeros(K + 1, np.int64)
+    for s in range(X.shape[0]):
+        Q[min(np.int64(X[s]), K)] += 1
+    for i in range(K - 1, -1, -1):
+        Q[i] += Q[i + 1]
+    return Q
 
 
 def _keys(ss):
@@ -487,13 +495,14 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         X = X0.astype(dt)
         del X0
     K = min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
-    Q = np.bincount(X, minlength=K + 1)[::-1].cumsum()[::-1].astype(np.int64)
+    Q = _counts(X, K)
     acc = np.zeros(K + 1, np.int64)
     dq = np.zeros(K + 1, np.int64)
     integ = np.zeros((nfine + 1, K + 1))
     rsum = np.zeros(nfine + 1)
     rcnt = np.zeros(nfine + 1)
-    st = np.zeros(4, np.int64)
+    st = np.zeros(3, np.int64)
+    tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
     kind, cols = graph_kind(graph)
     mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR}[kind]
@@ -526,7 +535,8 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     occ, occ_f = occ[:top], occ_f[:, :top]
     fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, (t_end - burn_in) / nfine, batches,
                            t_end - burn_in, warn=warn)
-    arr, dep = int(st[_ARR]), int(st[_DEP])
+    arr = int(st[_ARR])
+    dep = arr + tasks0 - int(Q[1:].sum())      # every task that left was a departure
     return _transient(SimulationResult(
         occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
         arrivals=arr, departures=dep, final_queues=X.astype(np.int32), wall_time=wall,
