@@ -135,6 +135,36 @@ def qlib_memory(graph, x0, choices, fn=qlib.simulate):
             "graph_bytes_per_server": (graph.indptr.nbytes + graph.indices.nbytes) / graph.n}
 
 
+def cpp_panel(res, ax, glue=None, prefix=""):
+    """Draw CPU ns per event against n from a stored ``cpp_baseline.json``
+    (version 2) on ``ax``; return the numbers a text cites (and glue each
+    as ``prefix + key`` when ``glue`` is given): the C++ / fast path speed
+    ratios (min, max, at the largest n), the fast path's ns per event at the
+    largest n, its growth from the smallest to the largest n (both
+    policies) and its speed-up over ``qlib.simulate`` (min, max)."""
+    pts = res["points"]
+    ns = [p["n"] for p in pts]
+    for key, label, style in (("qlib_new_ns", "qlib fast path, one neighbour", "C0-o"),
+                              ("qlib_new_all_ns", "qlib fast path, whole neighbourhood", "C0--s"),
+                              ("cpp_ns", "C++ baseline, one neighbour", "k-^"),
+                              ("qlib_ns", "qlib.simulate, one neighbour", "0.6")):
+        ax.plot(ns, [p[key] for p in pts], style, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="servers $n$", ylabel="CPU ns per event")
+    ax.legend(fontsize=8)
+    ratio = [p["speed_ratio_new"] for p in pts]
+    out = {"ratio-min": min(ratio), "ratio-max": max(ratio), "ratio-top": ratio[-1],
+            "new-top": pts[-1]["qlib_new_ns"],
+            "growth": pts[-1]["qlib_new_ns"] / pts[0]["qlib_new_ns"],
+            "growth-all": pts[-1]["qlib_new_all_ns"] / pts[0]["qlib_new_all_ns"],
+            "vs-old-min": min(p["speed_ratio_new_vs_old"] for p in pts),
+            "vs-old-max": max(p["speed_ratio_new_vs_old"] for p in pts),
+            "bytes-top": pts[-1]["qlib_new_memory"]["call_peak_bytes_per_server"],
+            "load": max(p["load"][0] for p in pts)}
+    for key, val in out.items() if glue is not None else ():
+        glue(prefix + key, float(val), display=False)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
