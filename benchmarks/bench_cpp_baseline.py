@@ -38,6 +38,17 @@ table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
   peak resident set (VmHWM, its 4 bytes per server plus the program).
 * Context: qlib's whole-neighbourhood policy (``choices=None``) on the same
   ring, lambda and ``t_end``, same timing.
+* Version 2: qlib's uniformized fast path for static graphs,
+  ``qlib.sim.simulate_uniformized`` (one 64-bit draw per step, a ``uint8``
+  queue length per server, ring neighbours computed), both policies, timed
+  in the same rounds (order per round: new one-neighbour, C++, new
+  whole-neighbourhood, old one-neighbour, old whole-neighbourhood; the C++
+  runs as many events as the new one-neighbour run).  The fields of
+  version 1 keep their meaning (``qlib_*``: ``qlib.simulate``'s kernel);
+  ``qlib_new_*`` are the fast path's, ``speed_ratio_new`` = C++ CPU time
+  per event / the fast path's, ``state_bytes_per_server`` its running
+  state (the returned ``int32`` final queues come on top: see
+  ``qlib_new_memory``).
 """
 import argparse
 import json
@@ -58,6 +69,8 @@ if str(HERE.parent) not in sys.path:
 
 import qlib  # noqa: E402
 from qlib import graphs as g  # noqa: E402
+from qlib.sim import simulate_uniformized  # noqa: E402
+from qlib.sim.uniformized import STATE_BYTES_PER_SERVER  # noqa: E402
 
 LAM = 0.9
 NS = (10**3, 10**4, 10**5, 10**6, 10**7)
@@ -98,23 +111,23 @@ def run_cpp(exe, n, events, seed, burn, q):
             for k, v in d.items()}
 
 
-def run_qlib(graph, t_end, seed, x0, choices):
+def run_qlib(graph, t_end, seed, x0, choices, fn=qlib.simulate):
     c0, w0 = time.process_time(), time.perf_counter()
-    r = qlib.simulate(graph, LAM, 0.0, t_end=t_end, burn_in=BURN * t_end, seed=seed,
-                      initial=x0, choices=choices, warn=False)
+    r = fn(graph, LAM, 0.0, t_end=t_end, burn_in=BURN * t_end, seed=seed,
+           initial=x0, choices=choices, warn=False)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     return {"events": r.events, "cpu_s": cpu, "wall_s": wall, "kernel_wall_s": r.wall_time,
             "cpu_ns_per_event": 1e9 * cpu / r.events, "ns_per_event": 1e9 * wall / r.events,
             "mean_queue": r.mean_queue_length, "mean_queue_se": r.mean_queue_length_se}
 
 
-def qlib_memory(graph, x0, choices):
+def qlib_memory(graph, x0, choices, fn=qlib.simulate):
     """Peak bytes per server that one short ``simulate`` call allocates
     (tracemalloc sees numpy's arrays; the graph, built before, is not
     counted), and the process's resident set before and after."""
     rss0 = status_kb("VmRSS")["VmRSS"]
     tracemalloc.start()
-    qlib.simulate(graph, LAM, 0.0, t_end=1.0, seed=3, initial=x0, choices=choices, warn=False)
+    fn(graph, LAM, 0.0, t_end=1.0, seed=3, initial=x0, choices=choices, warn=False)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {"call_peak_bytes_per_server": peak / graph.n, "rss_before_kb": rss0,
@@ -122,14 +135,48 @@ def qlib_memory(graph, x0, choices):
             "graph_bytes_per_server": (graph.indptr.nbytes + graph.indices.nbytes) / graph.n}
 
 
+def cpp_panel(res, ax, glue=None, prefix=""):
+    """Draw CPU ns per event against n from a stored ``cpp_baseline.json``
+    (version 2) on ``ax``; return the numbers a text cites (and glue each
+    as ``prefix + key`` when ``glue`` is given): the C++ / fast path speed
+    ratios (min, max, at the largest n), the fast path's ns per event at the
+    largest n, its growth from the smallest to the largest n (both
+    policies) and its speed-up over ``qlib.simulate`` (min, max)."""
+    pts = res["points"]
+    ns = [p["n"] for p in pts]
+    for key, label, style in (("qlib_new_ns", "qlib fast path, one neighbour", "C0-o"),
+                              ("qlib_new_all_ns", "qlib fast path, whole neighbourhood", "C0--s"),
+                              ("cpp_ns", "C++ baseline, one neighbour", "k-^"),
+                              ("qlib_ns", "qlib.simulate, one neighbour", "0.6")):
+        ax.plot(ns, [p[key] for p in pts], style, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="servers $n$", ylabel="CPU ns per event")
+    ax.legend(fontsize=8)
+    ratio = [p["speed_ratio_new"] for p in pts]
+    out = {"ratio-min": min(ratio), "ratio-max": max(ratio), "ratio-top": ratio[-1],
+            "new-top": pts[-1]["qlib_new_ns"],
+            "growth": pts[-1]["qlib_new_ns"] / pts[0]["qlib_new_ns"],
+            "growth-all": pts[-1]["qlib_new_all_ns"] / pts[0]["qlib_new_all_ns"],
+            "vs-old-min": min(p["speed_ratio_new_vs_old"] for p in pts),
+            "vs-old-max": max(p["speed_ratio_new_vs_old"] for p in pts),
+            "bytes-top": pts[-1]["qlib_new_memory"]["call_peak_bytes_per_server"],
+            "load": max(p["load"][0] for p in pts)}
+    for key, val in out.items() if glue is not None else ():
+        glue(prefix + key, float(val), display=False)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--max-n", type=float, default=1e7)
+    ap.add_argument("--new-only", action="store_true",
+                    help="time only the fast path and the C++ (no old kernel)")
     a = ap.parse_args()
     ns = [n for n in NS if n <= a.max_n]
     ev = (lambda n: 10**6) if a.quick else events_for
-    res = {"lam": LAM, "mu": 0.0, "graph": "ring", "burn_fraction": BURN,
+    res = {"version": 2, "lam": LAM, "mu": 0.0, "graph": "ring", "burn_fraction": BURN,
+           "qlib_new_function": "qlib.sim.simulate_uniformized",
+           "state_bytes_per_server": STATE_BYTES_PER_SERVER,
            "machine": {"cpu": platform.processor() or platform.machine(),
                        "load_start": os.getloadavg()}, "points": []}
     tmp = tempfile.mkdtemp()
@@ -139,6 +186,12 @@ def main():
     for ch in (2, None):
         qlib.simulate(g.ring(100), LAM, 0.0, t_end=5, seed=0, choices=ch, warn=False)
     res["qlib_compile"] = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+    c0, w0 = time.process_time(), time.perf_counter()
+    for ch in (2, None):     # the fast path: both state widths of the index arrays' kernels
+        simulate_uniformized(g.ring(100), LAM, t_end=5, seed=0, choices=ch, warn=False)
+        simulate_uniformized(g.ring(2**17), LAM, t_end=1e-3, seed=0, choices=ch, warn=False,
+                             batches=2)
+    res["qlib_new_compile"] = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
     # pilot: the ring's equilibrium occupancy, the start of every run
     p = qlib.simulate(g.ring(1000), LAM, 0.0, t_end=2000, burn_in=200, seed=0, choices=2,
                       warn=False)
@@ -151,15 +204,41 @@ def main():
         t_end = E / (2 * LAM * n)
         rng = np.random.default_rng(n)
         x0 = (rng.random(n)[:, None] < q[None, 1:]).sum(axis=1).astype(np.int32)
-        rounds = {"qlib": [], "cpp": [], "qlib_all": []}
+        rounds = {"qlib_new": [], "cpp": [], "qlib_new_all": [], "qlib": [], "qlib_all": []}
         for rep in range(REPS if n <= 10**6 else 1):
-            rounds["qlib"].append(run_qlib(graph, t_end, 1, x0, 2))
-            nev = rounds["qlib"][0]["events"]
+            rounds["qlib_new"].append(run_qlib(graph, t_end, 1, x0, 2, simulate_uniformized))
+            nev = rounds["qlib_new"][0]["events"]
             rounds["cpp"].append(run_cpp(exe, n, nev, 2, round(BURN * nev), q))
-            rounds["qlib_all"].append(run_qlib(graph, t_end, 1, x0, None))
+            rounds["qlib_new_all"].append(run_qlib(graph, t_end, 1, x0, None,
+                                                   simulate_uniformized))
+            if not a.new_only:
+                rounds["qlib"].append(run_qlib(graph, t_end, 1, x0, 2))
+                rounds["qlib_all"].append(run_qlib(graph, t_end, 1, x0, None))
+            print(n, "load", os.getloadavg(), flush=True)
             for k in rounds:
-                print(n, k, {x: round(y, 4) for x, y in rounds[k][-1].items()}, flush=True)
+                if rounds[k]:
+                    print(n, k, {x: round(y, 4) for x, y in rounds[k][-1].items()}, flush=True)
+        if a.new_only:
+            del rounds["qlib"], rounds["qlib_all"]
         best = {k: min(v, key=lambda d: d["cpu_s"]) for k, v in rounds.items()}
+        new = {
+            "qlib_new_ns": best["qlib_new"]["cpu_ns_per_event"],
+            "qlib_new_all_ns": best["qlib_new_all"]["cpu_ns_per_event"],
+            "speed_ratio_new": best["cpp"]["cpu_ns_per_event"] / best["qlib_new"]["cpu_ns_per_event"],
+            "speed_ratio_new_all": best["cpp"]["cpu_ns_per_event"]
+            / best["qlib_new_all"]["cpu_ns_per_event"],
+            "qlib_new_mean_queue": best["qlib_new"]["mean_queue"],
+            "qlib_new_all_mean_queue": best["qlib_new_all"]["mean_queue"],
+            "qlib_new_memory": qlib_memory(graph, x0, 2, simulate_uniformized),
+            "load": os.getloadavg()}
+        if a.new_only:
+            res["points"].append({"n": n, "t_end": t_end, "events": best["qlib_new"]["events"],
+                                  "cpp_ns": best["cpp"]["cpu_ns_per_event"],
+                                  "cpp_mean_queue": best["cpp"]["mean_queue"],
+                                  "cpp_maxrss_kb": best["cpp"]["maxrss_kb"], **new,
+                                  "rounds": rounds})
+            del graph
+            continue
         res["points"].append({
             "n": n, "t_end": t_end, "events": rounds["qlib"][0]["events"],
             "qlib_ns": best["qlib"]["cpu_ns_per_event"], "cpp_ns": best["cpp"]["cpu_ns_per_event"],
@@ -168,30 +247,38 @@ def main():
             "qlib_mean_queue": best["qlib"]["mean_queue"], "cpp_mean_queue": best["cpp"]["mean_queue"],
             "qlib_all_mean_queue": best["qlib_all"]["mean_queue"],
             "qlib_memory": qlib_memory(graph, x0, 2),
-            "cpp_maxrss_kb": best["cpp"]["maxrss_kb"], "rounds": rounds})
+            "cpp_maxrss_kb": best["cpp"]["maxrss_kb"],
+            "speed_ratio_new_vs_old": best["qlib"]["cpu_ns_per_event"]
+            / best["qlib_new"]["cpu_ns_per_event"], **new, "rounds": rounds})
         del graph
-    # agreement of the mean queue lengths (see the docstring)
+    # agreement of the mean queue lengths (see the docstring): sigma2 pooled
+    # over the one-neighbour runs at the smallest n (old kernel, fast path, C++)
     p0 = res["points"][0]
     W = (1 - BURN) * p0["t_end"]
-    se2 = [p0["rounds"]["qlib"][0]["mean_queue_se"] ** 2,
-           p0["rounds"]["cpp"][0]["mean_queue_se"] ** 2]
+    se2 = [p0["rounds"][k][0]["mean_queue_se"] ** 2 for k in ("qlib", "qlib_new", "cpp")
+           if k in p0["rounds"]]
     sigma2 = p0["n"] * W * float(np.mean(se2))
     res["sigma2_time_average"] = sigma2
     for pt in res["points"]:
         se = (sigma2 / (pt["n"] * (1 - BURN) * pt["t_end"])) ** 0.5
-        d = pt["qlib_mean_queue"] - pt["cpp_mean_queue"]
         pt["mean_queue_se_model"] = se
-        pt["mean_queue_z"] = d / (2 ** 0.5 * se)
-        pt["mean_queue_agree"] = bool(abs(pt["mean_queue_z"]) <= 3)
+        for key, pre in (("qlib_mean_queue", "mean_queue"), ("qlib_new_mean_queue", "new_mean_queue")):
+            if key in pt:
+                pt[pre + "_z"] = (pt[key] - pt["cpp_mean_queue"]) / (2 ** 0.5 * se)
+                pt[pre + "_agree"] = bool(abs(pt[pre + "_z"]) <= 3)
     res["machine"]["load_end"] = os.getloadavg()
-    hdr = "n | events | qlib ns/ev | C++ ns/ev | C++/qlib | all-nbhd ns/ev | E[Q] qlib | E[Q] C++ | z | qlib B/server | C++ RSS MB"
-    print(hdr)
+    print("n | events | new ns/ev | C++ ns/ev | C++/new | new all-nbhd ns/ev | old ns/ev | "
+          "old all ns/ev | new/old speed | E[Q] new | E[Q] C++ | z | new B/server | load")
     for pt in res["points"]:
-        print(f"{pt['n']:.0e} | {pt['events']:.3g} | {pt['qlib_ns']:.1f} | {pt['cpp_ns']:.1f} | "
-              f"{pt['speed_ratio']:.2f} | {pt['qlib_all_ns']:.1f} | {pt['qlib_mean_queue']:.4f} | "
-              f"{pt['cpp_mean_queue']:.4f} | {pt['mean_queue_z']:+.2f} | "
-              f"{pt['qlib_memory']['call_peak_bytes_per_server']:.1f} | {pt['cpp_maxrss_kb'] / 1024:.1f}")
-    print("compile", res["qlib_compile"], "load", res["machine"])
+        old = (f"{pt['qlib_ns']:.1f} | {pt['qlib_all_ns']:.1f} | {pt['speed_ratio_new_vs_old']:.2f}"
+               if "qlib_ns" in pt else "- | - | -")
+        print(f"{pt['n']:.0e} | {pt['events']:.3g} | {pt['qlib_new_ns']:.1f} | {pt['cpp_ns']:.1f} | "
+              f"{pt['speed_ratio_new']:.2f} | {pt['qlib_new_all_ns']:.1f} | {old} | "
+              f"{pt['qlib_new_mean_queue']:.4f} | {pt['cpp_mean_queue']:.4f} | "
+              f"{pt['new_mean_queue_z']:+.2f} | "
+              f"{pt['qlib_new_memory']['call_peak_bytes_per_server']:.2f} | "
+              f"{pt['load'][0]:.1f}")
+    print("compile", res["qlib_compile"], res["qlib_new_compile"], "load", res["machine"])
     if not a.quick:
         (HERE / "cpp_baseline.json").write_text(json.dumps(res, indent=1))
 

@@ -82,3 +82,20 @@ def exact_table(rows_in: list, exact: dict, t: list, detectable: list) -> str:
              f"| {r['estimate']:.3f} ± {r['se']:.3f} | {exact[r['quantity']]:.4f} | {tt:+.2f} | {d:.3f} |"
              for r, tt, d in zip(rows_in, t, detectable)]
     return "\n".join(rows)
+
+
+def general_values(gen: dict, svc: dict) -> dict:
+    """The general-service numbers the performance chapter cites, from
+    ``service_results.json`` (``svc``) and its rows by (law, n) (``gen``):
+    rounds, millions of events per CPU second at n = 1e4 (deterministic,
+    its median, the old heap, the exponential kernel), the ring buffer's
+    speed-up over the heap, and ns per event at n = 1e4 and 1e6."""
+    det4, heap4, exp4 = (gen[(k, 10**4)] for k in ("deterministic", "deterministic-old-heap", "exp-kernel"))
+    return {"rounds": svc["rounds"], "det-meps": det4["events_per_s"] / 1e6,
+            "det-meps-median": det4["events_per_s_median"] / 1e6,
+            "heap-meps": heap4["events_per_s"] / 1e6, "exp-meps": exp4["events_per_s"] / 1e6,
+            "ring-over-heap": heap4["cpu_s_min"] / det4["cpu_s_min"],
+            "det-ns": det4["ns_per_event"], "exp-1e6": gen[("exp-kernel", 10**6)]["ns_per_event"],
+            "ring-1e6": gen[("deterministic", 10**6)]["ns_per_event"],
+            "heap-1e6": gen[("deterministic-old-heap", 10**6)]["ns_per_event"],
+            "exp-heap-1e6": gen[("exponential", 10**6)]["ns_per_event"]}

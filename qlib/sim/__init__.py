@@ -14,7 +14,8 @@ from qlib.sim.replications import replicate
 from qlib.sim import service
 from qlib.sim.fresh_graph import fresh_graph_run
 from qlib.sim.two_starts import replicate_two_starts
+from qlib.sim.uniformized import simulate_uniformized
 
 __all__ = ["simulate", "SimulationResult", "replicate", "ReplicationResult",
            "simulate_general", "GeneralSimulationResult", "service", "fresh_graph_run",
-           "replicate_two_starts"]
+           "replicate_two_starts", "simulate_uniformized"]

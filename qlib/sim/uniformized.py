@@ -1,0 +1,544 @@
+"""A uniformized fast path for static graphs: one cheap random draw per step, a compact state, batched memory look-ups.
+
+The model is :func:`~qlib.sim.run.simulate`'s at ``mu = 0`` (static graph,
+server ``s`` at position ``s``) with Exp(1) services, under two policies: a
+task joins a shortest queue of its position's whole closed neighbourhood
+(``choices=None``), or of its position and one uniformly chosen neighbour
+(``choices=2``); ties are broken uniformly.
+
+The continuous-time chain is uniformized at the constant total rate
+``Λ = n (λ + 1)``: each step is an arrival at a uniform position with
+probability ``λ / (λ + 1)``, else a *potential departure* at a uniform server,
+which completes a task if it has one (a real departure is then from a uniform
+busy server at total rate ``Q_1``, as in the model, and no busy list is
+kept).  Time advances by the mean ``1 / Λ`` of the Exp(``Λ``) holding time at
+every step, so ``[0, t_end]`` holds ``N = round(Λ t_end)`` steps and a time
+average is the step average ``Σ_k f(X_k) / N`` of the jump chain: the
+conditional expectation, given the jump chain, of the exact time integral up
+to the ``N``-th step divided by its mean length (the holding times of a
+uniformized chain are i.i.d. and independent of the states).  The jump chain
+has the stationary law of the continuous-time chain, so at stationarity the
+estimator's expectation is the stationary mean exactly, with less variance
+than the integral over the random holding times.
+
+Near the hardware:
+
+* the state is the queue lengths alone, ``uint8`` (1 byte per server); a
+  queue that reaches the top of the tracked levels stops the kernel, which
+  then grows the levels and, past 255 (65 535), widens the state to
+  ``uint16`` (``uint32``): a queue length never wraps;
+* ring and 2-D torus neighbours are computed, not read (any other graph is
+  read from its CSR arrays);
+* every random number is a function of the step index (SplitMix64 in counter
+  mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
+  drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
+  never depends on the state; from ``n = 2**17`` on the kernel draws 64
+  steps ahead and asks for the cache line of each future server, so that
+  the memory misses of that many steps overlap;
+* one 64-bit draw ``r`` per step: the 128-bit product ``r n`` gives the
+  server (its high word, uniform on ``0..n-1``) and the kind of step (its
+  low word, a uniform fraction, against ``2**64 λ / (λ + 1)``); given both,
+  ``r`` ranges over about ``2**64 / n`` consecutive integers, so its low bits
+  are uniform and independent of them: bits 0-1 pick the ring or torus
+  neighbour, bit 2 breaks a two-way tie.  A second counter stream (same
+  step index) draws the neighbour of a CSR graph and breaks ties of three
+  or more;
+* a one-neighbour step is written without a branch on its kind: a
+  potential departure compares a server with itself.
+"""
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from typing import TYPE_CHECKING, Union
+
+import numba
+import numpy as np
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from qlib.sim.kernel import _prefetch
+from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed, _transient
+
+if TYPE_CHECKING:   # names for the annotations only
+    import networkx as nx
+    from qlib.graphs import Graph
+Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
+
+__all__ = ["simulate_uniformized", "graph_kind", "STATE_BYTES_PER_SERVER"]
+
+#: Bytes per server of the fast path's state while it runs: one ``uint8``
+#: queue length (widened only when a queue passes 255).
+STATE_BYTES_PER_SERVER = 1
+
+_AHEAD = 64                      # steps drawn ahead (cache lines requested) at large n
+_AHEAD_FROM = 2**17              # from this n on (below, the state stays in the caches)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_ZERO, _ONE, _TWO, _THREE, _FOUR = (np.uint64(0), np.uint64(1), np.uint64(2),
+                                    np.uint64(3), np.uint64(4))
+# st: steps done, segment, arrivals (departures follow from the tasks at both ends)
+_STEP, _SEG, _ARR = range(3)
+_RING, _TORUS, _CSR = 0, 1, 2
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(z):
+    """SplitMix64's output function (Steele, Lea and Flood 2014)."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@numba.njit(cache=True)
+def _is_ring(indptr, indices, n):
+    """Whether the CSR graph is the cycle ``s ~ s ± 1 (mod n)``, ``n >= 3``."""
+    if n < 3:
+        return False
+    for s in range(n):
+        if indptr[s] != 2 * s:
+            return False
+        a = np.int64(indices[2 * s])
+        b = np.int64(indices[2 * s + 1])
+        lo = s - 1 if s > 0 else n - 1
+        hi = s + 1 if s < n - 1 else 0
+        if not ((a == lo and b == hi) or (a == hi and b == lo)):
+            return False
+    return indptr[n] == 2 * n
+
+
+@numba.njit(cache=True)
+def _is_torus(indptr, indices, n, cols):
+    """Whether the CSR graph is the ``(n / cols) × cols`` torus (``rows, cols >= 3``)."""
+    if cols < 3 or n % cols != 0 or n // cols < 3 or indptr[n] != 4 * n:
+        return False
+    want = np.empty(4, np.int64)
+    for s in range(n):
+        if indptr[s] != 4 * s:
+            return False
+        c = s % cols
+        want[0] = s - 1 if c > 0 else s + cols - 1
+        want[1] = s + 1 if c < cols - 1 else s - cols + 1
+        want[2] = s - cols if s >= cols else s + n - cols
+        want[3] = s + cols if s + cols < n else s + cols - n
+        for k in range(4):
+            w = np.int64(indices[4 * s + k])
+            if w != want[0] and w != want[1] and w != want[2] and w != want[3]:
+                return False
+    return True
+
+
+def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
+    """How the fast path finds a graph's neighbours: computed or read.
+
+    Parameters
+    ----------
+    graph : qlib.graphs.Graph or networkx.Graph
+        The base graph.
+
+    Returns
+    -------
+    tuple of (str, int)
+        ``("ring", 0)`` for the cycle on ``n >= 3`` positions,
+        ``("torus", cols)`` for a ``rows × cols`` torus (``rows, cols >= 3``,
+        vertex ``r cols + c`` at row ``r``, column ``c``, as
+        :func:`qlib.graphs.torus` builds it): neighbours computed; otherwise
+        ``("csr", 0)``: neighbours read from ``indptr`` and ``indices``.
+
+    Examples
+    --------
+    >>> from qlib import graphs
+    >>> from qlib.sim.uniformized import graph_kind
+    >>> graph_kind(graphs.ring(10)), graph_kind(graphs.torus(3, 5))
+    (('ring', 0), ('torus', 5))
+    >>> graph_kind(graphs.complete(4))
+    ('csr', 0)
+    """
+    graph = _as_graph(graph)
+    n, indptr, indices = graph.n, graph.indptr, graph.indices
+    if _is_ring(indptr, indices, n):
+        return "ring", 0
+    if n >= 9 and indptr[1] - indptr[0] == 4:
+        cols = int(np.sort(indices[:4])[2])     # neighbours of 0: 1, cols-1, cols, n-cols
+        if _is_torus(indptr, indices, n, cols):
+            return "torus", cols
+    return "csr", 0
+
+
+@intrinsic
+def _mul128(typingctx, a, b):
+    """``(hi, lo)``: the 128-bit product of two ``uint64`` (one ``mul``).
+    ``hi = floor(a b / 2**64)`` is uniform on ``0..b-1`` when ``a`` is a
+    uniform 64-bit word (to within ``b / 2**64``) and ``lo / 2**64`` a
+    uniform fraction independent of it."""
+    if a != types.uint64 or b != types.uint64:
+        return None
+    sig = types.UniTuple(types.uint64, 2)(a, b)
+
+    def codegen(context, builder, signature, args):
+        i128 = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), ir.IntType(64))
+        lo = builder.trunc(p, ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, [hi, lo])
+    return sig, codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _torus_nbr(v, c, d, cols, n):
+    """Neighbour ``d`` (0 left, 1 right, 2 up, 3 down) of position ``v`` in
+    column ``c`` of the torus with ``cols`` columns (all ``uint64``)."""
+    if d == _ZERO:
+        return v - _ONE if c > _ZERO else v + cols - _ONE
+    if d == _ONE:
+        return v + _ONE if c < cols - _ONE else v - cols + _ONE
+    if d == _TWO:
+        return v - cols if v >= cols else v + n - cols
+    return v + cols if v + cols < n else v + cols - n
+
+
+@numba.njit(cache=True, nogil=True)
+def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
+         indptr, indices, cand, buf):
+    """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
+
+    Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
+    arrival at position ``s`` if ``f < T`` (``T = 2**64 λ / (λ + 1)``), else a
+    potential departure at server ``s``; bits 0-1 of ``r`` pick the ring or
+    torus neighbour, bit 2 breaks a two-way tie (given ``s`` and the kind of
+    step, the low bits of ``r`` are uniform and independent of them).  The
+    CSR neighbour and ties of three or more use ``mix(kB + k gB)``.  With
+    ``buf.size > 1`` the draws run ``buf.size`` steps ahead and the cache
+    line of each future server is requested (the draws do not depend on the
+    state), so that the memory misses of that many steps overlap.
+
+    Segment ``g`` covers steps ``bnd[g-1]+1 .. bnd[g]`` (segment 0: the
+    burn-in, steps ``1 .. bnd[0]``, into row ``nfine`` of ``integ``, which is
+    discarded; segment ``g >= 1`` into row ``g - 1``).  The state after step
+    ``k`` holds for the step slot ``k``, so over a segment ``(a, b]`` the sum
+    of ``Q[i]`` is ``Q_i(a) (b - a) + Σ δ (b - k)`` over the changes ``δ = ±1``
+    of level ``i`` at steps ``k``: a change adds ``δ (b - k)`` to ``acc[i]``
+    and ``δ`` to ``dq[i]``, and ``Q`` (the counts at the segment's start) is
+    brought up to date when the segment closes.  Returns 0 at the end, 1
+    when an arrival made a queue reach the top tracked level ``K = Q.size -
+    1`` (after that step; the caller grows the levels, widens ``X`` if
+    needed and calls again: every draw is a function of the step index, so
+    the run is the same bit for bit).
+    """
+    K = Q.shape[0] - 1
+    n = np.uint64(X.shape[0])
+    nm1 = n - _ONE
+    nfine = integ.shape[0] - 1
+    nseg = bnd.shape[0]
+    D = buf.shape[0]
+    mask = D - 1
+    pf = D > 1
+    kA, gA, kB, gB = keys[0], keys[1], keys[2], keys[3]
+    k = st[_STEP]
+    g = st[_SEG]
+    arrivals = st[_ARR]
+    code = 0
+    if pf:                                      # the steps k+1 .. k+D, ahead
+        for j in range(1, D + 1):
+            r = _mix(kA + np.uint64(k + j) * gA)
+            buf[(k + j) & mask] = r
+            s, f = _mul128(r, n)
+            _prefetch(X, s)
+    zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
+    zf = kA + np.uint64(k + 1 + D) * gA         # the draw D steps ahead
+    while g < nseg:
+        row = nfine if g == 0 else g - 1
+        end = bnd[g]
+        rs = 0
+        na = 0
+        while k < end:
+            k += 1
+            if pf:
+                rf = _mix(zf)
+                zf += gA
+                sf, f = _mul128(rf, n)
+                _prefetch(X, sf)
+                r = buf[k & mask]
+                buf[k & mask] = rf
+            else:
+                r = _mix(zc)
+                zc += gA
+            s, f = _mul128(r, n)
+            a = np.int64(f < T)
+            if ch == 2:
+                if mode == _RING:
+                    up = _ZERO if s == nm1 else s + _ONE
+                    dn = nm1 if s == _ZERO else s - _ONE
+                    w = up if r & _ONE else dn
+                elif mode == _TORUS:
+                    c = s % cols
+                    w = _torus_nbr(s, c, r & _THREE, cols, n)
+                else:
+                    lo = np.int64(indptr[s])
+                    dg = np.int64(indptr[s + _ONE]) - lo
+                    if dg > 0 and a:
+                        t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(dg))
+                        w = np.uint64(indices[lo + np.int64(t)])
+                    else:
+                        w = s
+                w = w if a else s
+                xs = np.int64(X[s])
+                xw = np.int64(X[w])
+                pw = (xw < xs) | ((xw == xs) & ((r & _FOUR) != _ZERO))
+                tg = w if pw else s
+                xt = min(xs, xw)
+                d = 1 if a else -np.int64(xt > 0)
+                lv = xt + a
+                X[tg] = xt + d
+                acc[lv] += d * (end - k)
+                dq[lv] += d
+                rs += a * lv
+                na += a
+                if a & np.int64(lv >= K):
+                    code = 1
+                    break
+                continue
+            # the whole closed neighbourhood
+            if not a:                           # potential departure
+                lv = np.int64(X[s])
+                if lv > 0:
+                    acc[lv] -= end - k
+                    dq[lv] -= 1
+                    X[s] = lv - 1
+                continue
+            bx = np.int64(X[s])
+            cand[0] = s
+            nt = 1
+            if mode == _CSR:
+                lo = np.int64(indptr[s])
+                dg = np.int64(indptr[s + _ONE]) - lo
+            else:
+                lo = 0
+                dg = 2 if mode == _RING else 4
+                c = s % cols if mode == _TORUS else _ZERO
+            for p in range(dg):
+                if mode == _CSR:
+                    w = np.uint64(indices[lo + p])
+                elif mode == _RING:
+                    if p == 0:
+                        w = nm1 if s == _ZERO else s - _ONE
+                    else:
+                        w = _ZERO if s == nm1 else s + _ONE
+                else:
+                    w = _torus_nbr(s, c, np.uint64(p), cols, n)
+                xw = np.int64(X[w])
+                if xw < bx:
+                    bx = xw
+                    cand[0] = w
+                    nt = 1
+                elif xw == bx:
+                    cand[nt] = w
+                    nt += 1
+            if nt == 1:
+                tc = cand[0]
+            elif nt == 2:
+                tc = cand[np.int64((r >> _TWO) & _ONE)]
+            else:
+                t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(nt))
+                tc = cand[np.int64(t)]
+            lv = bx + 1
+            X[tc] = lv
+            acc[lv] += end - k
+            dq[lv] += 1
+            rs += lv
+            na += 1
+            if lv >= K:
+                code = 1
+                break
+        rsum[row] += rs
+        rcnt[row] += na
+        arrivals += na
+        if code:
+            break
+        a0 = bnd[g - 1] if g > 0 else 0
+        for i in range(K + 1):                  # close the segment
+            integ[row, i] += Q[i] * (end - a0) + acc[i]
+            Q[i] += dq[i]
+            acc[i] = 0
+            dq[i] = 0
+        g += 1
+    st[_STEP] = k
+    st[_SEG] = g
+    st[_ARR] = arrivals
+    return code
+
+
+@numba.njit(cache=True)
+def _counts(X, K):
+    """``Q[i]``, the number of servers holding at least ``i`` tasks, ``i =
+    0..K`` (a loop: ``np.bincount`` would cast ``X`` to 8 bytes per server)."""
+    Q = np.zeros(K + 1, np.int64)
+    for s in range(X.shape[0]):
+        Q[min(np.int64(X[s]), K)] += 1
+    for i in range(K - 1, -1, -1):
+        Q[i] += Q[i + 1]
+    return Q
+
+
+def _keys(ss):
+    """Two SplitMix64 counter streams (key, odd increment with enough bit
+    changes, as SplitMix's ``mixGamma``) from a ``SeedSequence``."""
+    w = ss.spawn(1)[0].generate_state(4, np.uint64)
+    out = []
+    for key, gam in ((w[0], w[1]), (w[2], w[3])):
+        gam = int(gam) | 1
+        if bin(gam ^ (gam >> 1)).count("1") < 24:
+            gam ^= 0xAAAAAAAAAAAAAAAA
+        out += [int(key), gam]
+    return np.array(out, np.uint64)
+
+
+_WIDER = {np.dtype(np.uint8): np.uint16, np.dtype(np.uint16): np.uint32,
+          np.dtype(np.uint32): np.uint64}
+
+
+def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *,
+                         t_end: float, burn_in: float = 0.0, seed: Seed = None,
+                         choices: int | None = None, initial: object = None,
+                         batches: int | None = None, warn: bool = True) -> SimulationResult:
+    """Simulate JSQ on a static graph with Exp(1) services by a uniformized, batched kernel.
+
+    The same model and result as :func:`qlib.simulate <qlib.sim.run.simulate>`
+    at ``mu = 0`` (not the same random numbers): see the module notes for the
+    method.  Time advances by its mean ``1 / (n (λ + 1))`` per step.
+
+    Parameters
+    ----------
+    graph : qlib.graphs.Graph or networkx.Graph
+        Base graph on positions ``0..n-1``; the ring and the 2-D torus are
+        recognised and their neighbours computed (:func:`graph_kind`).
+    lam : float
+        Arrival rate per server, ``lam > 0`` (``lam >= 1`` only as a
+        transient, as in ``simulate``).
+    mu : float, default 0.0
+        Resampling rate: only ``0`` (static graph).
+    t_end : float
+        End of the run, ``t_end > burn_in``.
+    burn_in : float, default 0.0
+        Time averages are over ``[burn_in, t_end]``.
+    seed : None, int >= 0, numpy.random.SeedSequence or numpy.random.Generator
+        Same seed, same result, bit for bit.
+    choices : None or 2
+        ``None``: join a shortest queue of the whole closed neighbourhood;
+        ``2``: of the position and one uniformly chosen neighbour (the
+        position alone when it has none).  Ties uniform.
+    initial : array_like, optional
+        Queue lengths by server or an occupancy vector, as in ``simulate``.
+    batches : int, optional
+        As in ``simulate``: default, batches sized from the measured
+        correlation length; an int ``>= 2`` forces that many.
+    warn : bool, default True
+        Issue the ``RuntimeWarning`` s of ``simulate``.
+
+    Returns
+    -------
+    SimulationResult
+        As ``simulate``'s (``times`` and ``paths`` None, ``resamples`` 0);
+        ``final_queues`` is ``int32``.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not 0, ``choices`` is not None or 2, the window holds
+        fewer steps than batches need (``t_end``), or an argument is out of
+        range as in ``simulate``.
+
+    Examples
+    --------
+    >>> from qlib import graphs
+    >>> from qlib.sim import simulate_uniformized
+    >>> r = simulate_uniformized(graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1, choices=2)
+    >>> r.n, r.lam, float(r.occupancy[0])
+    (1000, 0.7, 1.0)
+    >>> bool(abs(r.occupancy[1] - 0.7) < 0.02)     # E q(1) = lam
+    True
+    """
+    graph = _as_graph(graph)
+    if mu != 0:
+        raise ValueError(f"mu must be 0 (a static graph) for simulate_uniformized, got {mu!r}")
+    if choices is not None and (isinstance(choices, (bool, np.bool_)) or choices != 2):
+        raise ValueError(f"choices must be None or 2 for simulate_uniformized, got {choices!r}")
+    ch = 2 if choices is not None else 0
+    lam, mu, t_end, burn_in = _check_args(graph, lam, 0.0, t_end, burn_in, batches, False, warn)
+    n = graph.n
+    ss, seed_out = _seed(seed)
+    rate = n * (lam + 1.0)
+    ntot = int(round(rate * t_end))
+    nb_ = int(round(rate * burn_in))
+    W = ntot - nb_
+    need = 4 if batches is None else int(batches)
+    if W < need:
+        raise ValueError(f"t_end: the window [burn_in, t_end] holds {W} uniformized steps, "
+                         f"fewer than the {need} the batches need; lengthen it")
+    nfine = min(_FINE, W) if batches is None else int(batches)
+    bnd = np.empty(nfine + 1, np.int64)
+    bnd[0] = nb_
+    bnd[1:] = nb_ + np.round(np.arange(1, nfine + 1) * (W / nfine)).astype(np.int64)
+    bnd[-1] = ntot
+
+    if initial is None:
+        X = np.zeros(n, np.uint8)
+        xmax = 0
+    else:
+        X0 = _initial(initial, n, ss)
+        xmax = int(X0.max())
+        dt = np.uint8 if xmax < 128 else (np.uint16 if xmax < 2**15 else np.uint32)
+        X = X0.astype(dt)
+        del X0
+    K = min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
+    Q = _counts(X, K)
+    acc = np.zeros(K + 1, np.int64)
+    dq = np.zeros(K + 1, np.int64)
+    integ = np.zeros((nfine + 1, K + 1))
+    rsum = np.zeros(nfine + 1)
+    rcnt = np.zeros(nfine + 1)
+    st = np.zeros(3, np.int64)
+    tasks0 = int(Q[1:].sum())
+    keys = _keys(ss)
+    kind, cols = graph_kind(graph)
+    mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR}[kind]
+    indptr, indices = graph.indptr, graph.indices
+    maxdeg = int(np.diff(indptr).max()) if n else 0
+    cand = np.empty(max(maxdeg, 4) + 1, np.int64)
+    buf = np.empty(_AHEAD if n >= _AHEAD_FROM else 1, np.uint64)   # draws ahead
+    T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
+
+    w0 = time.perf_counter()
+    while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, np.uint64(cols), ch,
+               indptr, indices, cand, buf):
+        top = int(np.iinfo(X.dtype).max)
+        if K >= top:             # the next arrival could pass the dtype: widen
+            X = X.astype(_WIDER[X.dtype])
+            top = int(np.iinfo(X.dtype).max)
+        K2 = min(2 * K, top)
+        Q = _grow(Q, K2 + 1)
+        acc = _grow(acc, K2 + 1)
+        dq = _grow(dq, K2 + 1)
+        integ = _grow(integ, K2 + 1)
+        K = K2
+    wall = time.perf_counter() - w0
+
+    seg = np.diff(bnd).astype(float)
+    occ_f = integ[:nfine] / (n * seg[:, None])
+    occ = integ[:nfine].sum(axis=0) / (n * float(W))
+    nz = np.nonzero(occ > 0)[0]
+    top = min(int(nz[-1]) + 2 if nz.size else 2, K + 1)
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, (t_end - burn_in) / nfine, batches,
+                           t_end - burn_in, warn=warn)
+    arr = int(st[_ARR])
+    dep = arr + tasks0 - int(Q[1:].sum())      # every task that left was a departure
+    return _transient(SimulationResult(
+        occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
+        arrivals=arr, departures=dep, final_queues=X.astype(np.int32), wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
+        **fields))
