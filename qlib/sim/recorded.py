@@ -1,0 +1,247 @@
+"""Recorded runs: simulation results stored on disk, keyed by the exact call that made them.
+
+A chapter whose simulations take minutes can replay them: every call goes
+through a :class:`RecordedRuns` store, which returns the stored result when it
+holds one for *the same function with the same arguments* (graph, rates,
+seeds, start states, every keyword), and otherwise runs the call and records
+it. Seeded runs are deterministic, so a replayed result is the one the call
+would return now, as long as the simulator is unchanged; ``record=True``
+(a chapter's ``FULL`` switch) reruns every call and rewrites the store.
+The store is a gzip-compressed pickle of plain dicts and NumPy arrays
+(:meth:`~qlib.stats._results.ResultIO.to_dict`), stamped with
+:func:`code_version`: a store written by other simulator or statistics code
+is ignored (every call runs again and the store is rewritten), and the tests
+fail on a committed store whose stamp is not the code's.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import gzip
+import hashlib
+import math
+import pickle
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from qlib.graphs import Graph
+from qlib.stats._results import ResultIO
+
+__all__ = ["RecordedRuns", "call_key", "code_version"]
+
+_VERSION_KEY = "_code_version"
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of the code that computes recorded results.
+
+    The source of ``qlib/sim``, ``qlib/stats`` and ``qlib/graphs.py``, parsed
+    and unparsed without docstrings, type annotations, ``if TYPE_CHECKING:``
+    blocks and imports from ``typing``, so that comments, layout, docstrings
+    and annotations leave it unchanged and any other edit changes it.
+
+    Returns
+    -------
+    str
+        A hex digest.
+    """
+    root = Path(__file__).resolve().parents[1]
+    files = sorted([*(root / "sim").glob("*.py"), *(root / "stats").glob("*.py"), root / "graphs.py"])
+    h = hashlib.sha256()
+    for f in files:
+        tree = ast.parse(f.read_text(encoding="utf8"))
+        for node in ast.walk(tree):
+            if isinstance(getattr(node, "body", None), list):
+                node.body = [b for b in node.body if not _typing_only(b)] or [ast.Pass()]
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(getattr(body[0], "value", None), ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                body[0] = ast.Pass()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                node.returns = None
+            if isinstance(node, ast.arg):
+                node.annotation = None
+        h.update(f.name.encode() + ast.unparse(tree).encode())
+    return h.hexdigest()
+
+
+def _feed(h: "hashlib._Hash", x: Any) -> None:
+    """Feed a canonical encoding of ``x`` to the hash ``h``."""
+    if isinstance(x, Graph):
+        h.update(b"G")
+        _feed(h, x.n)
+        _feed(h, np.asarray(x.indptr, dtype=np.int64))
+        _feed(h, np.asarray(x.indices, dtype=np.int64))
+    elif isinstance(x, np.ndarray):
+        h.update(b"A" + str(x.dtype).encode() + str(x.shape).encode())
+        h.update(np.ascontiguousarray(x).tobytes())
+    elif isinstance(x, (bool, np.bool_)):
+        h.update(b"B1" if x else b"B0")
+    elif isinstance(x, (int, np.integer)):
+        h.update(b"I" + str(int(x)).encode())
+    elif isinstance(x, (float, np.floating)):
+        h.update(b"F" + float(x).hex().encode())
+    elif isinstance(x, str):
+        h.update(b"S" + x.encode())
+    elif x is None:
+        h.update(b"N")
+    elif isinstance(x, (list, tuple)):
+        h.update(b"L" + str(len(x)).encode())
+        for y in x:
+            _feed(h, y)
+    elif isinstance(x, dict):
+        h.update(b"D" + str(len(x)).encode())
+        for k in sorted(x, key=repr):
+            _feed(h, k)
+            _feed(h, x[k])
+    elif isinstance(x, np.random.SeedSequence):
+        h.update(b"Q")
+        _feed(h, x.entropy)
+        _feed(h, tuple(x.spawn_key))
+    else:
+        raise TypeError(f"cannot key a call on an argument of type {type(x).__name__}")
+
+
+def _typing_only(node: ast.AST) -> bool:
+    """An ``if TYPE_CHECKING:`` block or an import from ``typing``."""
+    if isinstance(node, ast.If):
+        t = node.test
+        return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+            isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "typing"
+    return isinstance(node, ast.Import) and all(a.name == "typing" for a in node.names)
+
+
+def call_key(fn: Callable, *args: Any, **kwargs: Any) -> str:
+    """A hash of a call: the function's qualified name and every argument.
+
+    Parameters
+    ----------
+    fn : callable
+        The function called.
+    *args, **kwargs
+        Its arguments: graphs (by their adjacency), arrays (by dtype, shape
+        and bytes), numbers (exactly), strings, None, sequences and dicts of
+        these, seed sequences.
+
+    Returns
+    -------
+    str
+        A hex digest; equal for equal calls.
+
+    Raises
+    ------
+    TypeError
+        If an argument is of a type that cannot be keyed.
+
+    Examples
+    --------
+    >>> from qlib import graphs, replicate
+    >>> call_key(replicate, graphs.ring(5), 0.5, seed=1) == call_key(replicate, graphs.ring(5), 0.5, seed=1)
+    True
+    >>> call_key(replicate, graphs.ring(5), 0.5, seed=1) == call_key(replicate, graphs.ring(5), 0.5, seed=2)
+    False
+    """
+    h = hashlib.sha256()
+    _feed(h, f"{fn.__module__}.{fn.__qualname__}")
+    _feed(h, list(args))
+    _feed(h, dict(kwargs))
+    return h.hexdigest()
+
+
+class RecordedRuns:
+    """A store of simulation results keyed by the call that made them.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store (a ``.pkl.gz`` file); it need not exist yet.
+    record : bool, default False
+        Rerun every call and replace its stored result (a chapter's ``FULL``).
+
+    Attributes
+    ----------
+    replayed, ran : int
+        Calls answered from the store, and calls run.
+    stale : bool
+        The file was written by other code (:func:`code_version`) and is ignored.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from qlib import graphs, replicate
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.pkl.gz"
+    >>> runs = RecordedRuns(path)
+    >>> a = runs(replicate, graphs.ring(20), 0.5, 0.0, replications=2, t_end=20.0, seed=1)
+    >>> runs.save()
+    >>> again = RecordedRuns(path)
+    >>> b = again(replicate, graphs.ring(20), 0.5, 0.0, replications=2, t_end=20.0, seed=1)
+    >>> (again.replayed, again.ran), bool(a.response_time == b.response_time)
+    ((1, 0), True)
+    """
+
+    def __init__(self, path: str | Path, *, record: bool = False) -> None:
+        if not isinstance(record, bool):
+            raise TypeError(f"record must be a bool, got {type(record).__name__}")
+        self.path = Path(path)
+        self.record = record
+        self._store: dict[str, tuple[str, dict]] = {}
+        self.stale = False
+        if self.path.exists() and not record:
+            with gzip.open(self.path, "rb") as f:
+                store = pickle.load(f)
+            self.stale = store.pop(_VERSION_KEY, None) != code_version()
+            if not self.stale:
+                self._store = store
+        self._used: set[str] = set()
+        self._dirty = False
+        self.replayed = self.ran = 0
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __call__(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, replayed from the store when it holds this call."""
+        key = call_key(fn, *args, **kwargs)
+        self._used.add(key)
+        if key in self._store:
+            kind, data = self._store[key]
+            self.replayed += 1
+            return ResultIO._registry[kind].from_dict(data)
+        result = fn(*args, **kwargs)
+        if not isinstance(result, ResultIO):
+            raise TypeError(f"{fn.__qualname__} returned a {type(result).__name__}, which cannot be recorded")
+        self._store[key] = (type(result).__name__, _strip(result.to_dict()))
+        self._dirty = True
+        self.ran += 1
+        return result
+
+    def save(self) -> None:
+        """Write the store if a call was run, keeping only the calls used since it was opened."""
+        if not self._dirty:
+            return
+        keep = {k: v for k, v in self._store.items() if k in self._used}
+        keep[_VERSION_KEY] = code_version()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with gzip.open(tmp, "wb", compresslevel=6) as f:
+            pickle.dump(keep, f, protocol=4)
+        tmp.replace(self.path)
+        self._dirty = False
+
+
+def _strip(d: dict) -> dict:
+    """``to_dict`` output without the run's wall time (not a property of the call)."""
+    out = {}
+    for k, v in d.items():
+        if k == "wall_time":
+            v = math.nan
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            v = [_strip(x) for x in v]
+        out[k] = v
+    return out
