@@ -14,6 +14,9 @@ from qlib.exact._iad import _solve_iad
 from qlib.exact._truncation import _LevelEstimates
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import DegreeLike
 
 __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive', 'AdaptiveChainResult',
            'MAX_CHAIN_STATES']
@@ -93,7 +96,8 @@ def _chain_states(n, K):
     return Q, c, B
 
 
-def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
+def occupancy_chain(n: int, lam: float, degrees: DegreeLike, levels: int, *,
+                    replacement: bool = False) -> OccupancyChainResult:
     """Exact stationary law of the ``μ = ∞`` occupancy chain, truncated.
 
     States ``n >= Q_1 >= ... >= Q_K >= 0`` (``Q_i`` servers hold at least
@@ -278,8 +282,9 @@ def _sample_table(n, degrees, replacement):
     return T
 
 
-def occupancy_chain_adaptive(n, lam, degrees, *, tol=1e-9, replacement=False,
-                             max_states=400_000):
+def occupancy_chain_adaptive(n: int, lam: float, degrees: DegreeLike, *, tol: float = 1e-9,
+                             replacement: bool = False,
+                             max_states: int = 400_000) -> AdaptiveChainResult:
     """Stationary law of the ``μ = ∞`` occupancy chain without a level cap.
 
     The chain is that of :func:`~qlib.exact.occupancy.occupancy_chain` (states

@@ -13,6 +13,9 @@ from qlib.sim.service import ServiceLaw
 
 from qlib.exact.tiny import MAX_STATES, _check, _solve_left
 from qlib.exact._truncation import _LevelEstimates
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import GraphLike
 
 __all__ = ['stationary_phase', 'PhaseResult']
 
@@ -61,7 +64,8 @@ class PhaseResult(_LevelEstimates, ResultIO):
         return self.mean_response_time
 
 
-def stationary_phase(graph, lam, mu, service, levels):
+def stationary_phase(graph: GraphLike, lam: float, mu: float, service: ServiceLaw,
+                     levels: int) -> PhaseResult:
     """Exact stationary law of JSQ on a tiny graph with phase-type services (``lam`` per server, resampling rate ``mu``).
 
     The state of a server is idle, or (queue length ``l`` in ``1..levels``,

@@ -19,6 +19,10 @@ import scipy.sparse.linalg as spla
 
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.halfin_whitt.chain import StationaryJSQ
+    from scipy import sparse
 
 __all__ = ["occupancy_generator", "brute_force_jsq", "BruteForceJSQ", "estimate_ratios",
            "brute_force_converged", "BruteForceConverged"]
@@ -32,7 +36,7 @@ def _check_levels(levels):
     return V.integer(levels, "levels", lo=2)
 
 
-def occupancy_generator(n, lam, levels):
+def occupancy_generator(n: int, lam: float, levels: int) -> tuple[np.ndarray, sparse.csr_matrix]:
     """States and generator of JSQ's occupancy chain capped at ``levels``.
 
     Parameters
@@ -141,7 +145,7 @@ def _values(S, pi, n):
             "mean_x1x2": float(pi @ (x1 * x2))}
 
 
-def brute_force_jsq(n, beta, levels):
+def brute_force_jsq(n: int, beta: float, levels: int) -> BruteForceJSQ:
     """Stationary law of JSQ's occupancy chain with ``λ_n = n − β√n``, capped
     at ``levels``, by one sparse LU solve of the whole chain.
 
@@ -213,7 +217,7 @@ class BruteForceConverged:
     blocked: float
 
 
-def brute_force_converged(n, beta, levels):
+def brute_force_converged(n: int, beta: float, levels: int) -> BruteForceConverged:
     """The brute force at three successive caps ``L − 2, L − 1, L``, with the
     error of the last estimated by summing the geometric tail of its changes.
 
@@ -260,7 +264,7 @@ def brute_force_converged(n, beta, levels):
                                states=int(last.states.shape[0]), blocked=last.blocked)
 
 
-def estimate_ratios(st, bf):
+def estimate_ratios(st: StationaryJSQ, bf: BruteForceConverged) -> dict:
     """Ratio of true error to error estimate for each quantity of a
     :func:`~qlib.halfin_whitt.chain.stationary_jsq` result ``st`` against a
     :class:`~qlib.halfin_whitt.brute.BruteForceConverged` ``bf`` at the same ``(n, β)``.

@@ -8,6 +8,11 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib.halfin_whitt._common import _check_beta, _check_pos, _check_times, _check_x0, _seed32, _seed_record
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Callable
+    from collections.abc import Sequence
+    from qlib._types import Seed
 
 __all__ = ['reflected_ou', 'OUResult', 'reflected_ou_crn', 'OUCRN', 'ou_halving']
 
@@ -118,8 +123,10 @@ class OUResult:
     se_reliable: bool = True
 
 
-def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
-                 scheme="bridge", batches=None, forcing=None):
+def reflected_ou(beta: float, x0: Sequence[float], *, t_end: float, dt: float, seed: Seed = None,
+                 burn_in: float = 0.0, record_dt: float | None = None,
+                 scheme: str = "bridge", batches: int | None = None,
+                 forcing: float | Callable[..., float] | None = None) -> OUResult:
     """Simulate the reflected OU limit of JSQ in the Halfin–Whitt regime.
 
     ``dX_1 = √2 dB − β dt − (X_1 − X_2) dt − dU``, ``X_1 ≤ 0``,
@@ -325,7 +332,8 @@ class OUCRN:
         return out
 
 
-def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, seed=None):
+def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: float, levels: int = 3,
+                     burn_in: float = 0.0, block: float = 1.0, seed: Seed = None) -> OUCRN:
     """The bridge scheme of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` at ``dt, 2dt, 4dt, …``, with
     common random numbers, for the discretisation error of stationary means.
 
@@ -394,7 +402,8 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
                  seed=_seed_record(seed, entropy))
 
 
-def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings=2):
+def ou_halving(beta: float, dt: float, *, t_end: float, burn_in: float, seed: Seed = None,
+               scheme: str = "bridge", halvings: int = 2) -> dict[str, np.ndarray]:
     """Discretisation error of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` by halving ``dt``.
 
     Runs the stationary scheme at ``dt, dt/2, …, dt/2^halvings`` (independent

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_times, _seed32, _seed_record
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Sequence
+    from qlib._types import Seed
 
 __all__ = ['simulate_jsq_d', 'JSQdResult']
 
@@ -204,8 +208,10 @@ class JSQdResult(BatchIntervals, ResultIO):
         return stats.replication_ci(getattr(self, name), level)
 
 
-def simulate_jsq_d(n, beta, d, *, t_end, burn_in=0.0, replications=8, nblocks=10,
-                   initial=None, seed=None, levels=64):
+def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
+                   burn_in: float = 0.0, replications: int = 8, nblocks: int = 10,
+                   initial: Sequence[int] | None = None, seed: Seed = None,
+                   levels: int = 64) -> JSQdResult:
     """Simulate JSQ(d) (``d`` servers sampled without replacement, join the
     shortest) with ``n`` servers at ``λ_n = n − β√n``, Exp(1) services.
 

@@ -28,6 +28,10 @@ from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import Seed
 
 __all__ = ["simulate_tasks", "TasksResult", "thinned_waits"]
 
@@ -374,8 +378,10 @@ def _tasks_batches(tk, ti, window, batches):
                                batches=batches, stacklevel=3)
 
 
-def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
-                   batches=None, max_waits=1_000_000, levels=32):
+def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
+                   initial: ArrayLike | None = None,
+                   batches: int | None = None, max_waits: int = 1_000_000,
+                   levels: int = 32) -> TasksResult:
     """Follow every task of JSQ on ``n`` servers with per-server FIFO queues.
 
     Exact event-driven simulation: Poisson arrivals of rate
@@ -481,7 +487,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         final=X, events=int(events), wall_time=wall, seed=_seed_record(seed, entropy))
 
 
-def thinned_waits(result):
+def thinned_waits(result: TasksResult) -> tuple[np.ndarray, np.ndarray]:
     """Waits of waiting tasks thinned so that they are independent given their aheads.
 
     Keep a waiting task when it arrives after the previously kept task

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_pos
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Sequence
+    from numpy.typing import ArrayLike
 
 __all__ = ['transient_jsq', 'TransientJSQ']
 
@@ -139,7 +143,9 @@ class TransientJSQ:
     wall_time: float
 
 
-def transient_jsq(n, beta, initial, times, *, q1_min=None, q2_max=None, tol=1e-12):
+def transient_jsq(n: int, beta: float, initial: Sequence[int], times: ArrayLike, *,
+                  q1_min: int | None = None, q2_max: int | None = None,
+                  tol: float = 1e-12) -> TransientJSQ:
     """Exact transient means of the JSQ occupancy chain, by uniformization.
 
     The chain ``(Q_1, Q_2, Q_3)`` of :func:`~qlib.halfin_whitt.simulate.simulate_jsq` (``Q_4 = 0``) is

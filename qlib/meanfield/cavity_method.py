@@ -25,6 +25,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import DegreeLike
+    from qlib.sim.service import ServiceLaw
 
 __all__ = ["cavity", "CavityResult", "arrival_rates", "level_chain"]
 
@@ -56,7 +61,7 @@ class CavityResult:
     truncated_mass: float
 
 
-def arrival_rates(q, lam, degrees):
+def arrival_rates(q: ArrayLike, lam: float, degrees: DegreeDistribution) -> np.ndarray:
     """``lam_i = lam [g(q(i)) - g(q(i+1))] / (q(i) - q(i+1))``, ``g(x) = x phi(x)``,
     for ``i = 0..len(q)-2``; where ``q(i) - q(i+1)`` is tiny, the limit
     ``lam g'(q(i))``."""
@@ -72,7 +77,7 @@ def arrival_rates(q, lam, degrees):
     return lam * r
 
 
-def level_chain(rates, service):
+def level_chain(rates: ArrayLike, service: ServiceLaw) -> np.ndarray:
     """Stationary law of one FIFO server with arrival rate ``rates[i]`` at
     ``i`` tasks (``i < L = len(rates)``; arrivals at ``L`` are lost) and
     phase-type services: returns ``P(i tasks)``, ``i = 0..L``.
@@ -131,8 +136,9 @@ def level_chain(rates, service):
     return p
 
 
-def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
-           damping=0.5):
+def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, levels: int = 60, *,
+           tol: float = 1e-12, max_iter: int = 5000,
+           damping: float = 0.5) -> CavityResult:
     """Fixed point ``q`` of the cavity map for phase-type services.
 
     Parameters

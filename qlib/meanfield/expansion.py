@@ -46,6 +46,9 @@ import scipy.linalg
 from qlib import _validate as V
 from .degrees import DegreeDistribution
 from .fluid import _check_lam, equilibrium
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import DegreeLike
 
 __all__ = ["refined", "Refined", "Approximation"]
 
@@ -126,8 +129,9 @@ def _refined_v(q, lam, pmf, replacement):
     return np.concatenate([[0.0], -np.linalg.solve(A, s)])
 
 
-def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
-            max_levels=4000) -> Refined:
+def refined(lam: float, degrees: DegreeLike, *, replacement: bool = False,
+            levels: int | None = None, tol: float = 1e-10,
+            max_levels: int = 4000) -> Refined:
     """Refined mean-field (``1/n``) expansion of the stationary occupancy.
 
     ``E q_n(i) = q*(i) + v_i/n + O(1/n²)`` for the ``μ = ∞`` chain (module

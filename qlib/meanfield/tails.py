@@ -7,6 +7,10 @@ import numpy as np
 from .degrees import DegreeDistribution
 
 from qlib.meanfield.fluid import _check_degrees, _check_lam, equilibrium
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import DegreeLike
 
 __all__ = ['tail_bounds', 'log_equilibrium', 'log_equilibrium_rounding', 'tail_crossover']
 
@@ -69,7 +73,8 @@ def _tail_unroll(m, s, n):
 _TAIL_KMAX = 100_000
 
 
-def tail_bounds(lam, degrees, levels, log=False):
+def tail_bounds(lam: float, degrees: DegreeLike, levels: ArrayLike,
+                log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds on ``q*(i)`` (Propositions 6 and 7, chapter *tails*).
 
     Notation: ``m = min{d: p(d) > 0}``, ``d̄`` the mean degree,
@@ -179,7 +184,8 @@ def tail_bounds(lam, degrees, levels, log=False):
         return np.exp(lo), np.exp(up)
 
 
-def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = None) -> np.ndarray:
+def log_equilibrium(lam: float, degrees: DegreeLike, last_level: int,
+                    digits: int | None = None) -> np.ndarray:
     """``log q*(0..last_level)`` by the recursion in log space (never underflows).
 
     ``y_0 = 0`` and ``y_i = log λ + y_{i-1} + log φ(e^{y_{i-1}})`` with
@@ -242,7 +248,7 @@ def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = N
     return out
 
 
-def log_equilibrium_rounding(lam: float, degrees, last_level: int) -> np.ndarray:
+def log_equilibrium_rounding(lam: float, degrees: DegreeLike, last_level: int) -> np.ndarray:
     """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`~qlib.meanfield.tails.log_equilibrium`.
 
     ``E_i = ε Σ_{k=1}^{i} (3 + c_K / |y_k|)`` with ``y_k = log q*(k)``,
@@ -270,7 +276,7 @@ def log_equilibrium_rounding(lam: float, degrees, last_level: int) -> np.ndarray
     return np.concatenate([[0.0], E * np.abs(y[1:])])
 
 
-def tail_crossover(lam, eps) -> dict:
+def tail_crossover(lam: float, eps: float) -> dict:
     """Crossover of ``p_ε = (1 − ε)δ_2 + εδ_0`` from cubic to geometric decay.
 
     Notation of chapter *tails* (proposition *Where the tail turns
