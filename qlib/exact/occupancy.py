@@ -96,12 +96,12 @@ def _chain_states(n, K):
     return Q, c, B
 
 
-def occupancy_chain(n: int, lam: float, degrees: DegreeLike, levels: int, *,
+def occupancy_chain(n: int, lam: float, degrees: DegreeLike, truncation: int, *,
                     replacement: bool = False) -> OccupancyChainResult:
     """Exact stationary law of the ``μ = ∞`` occupancy chain, truncated.
 
     States ``n >= Q_1 >= ... >= Q_K >= 0`` (``Q_i`` servers hold at least
-    ``i`` tasks, ``K = levels``).  An arrival raises level ``j`` at rate
+    ``i`` tasks, ``K = truncation``).  An arrival raises level ``j`` at rate
 
         n λ Σ_d p(d) [C(Q_{j-1}, d+1) − C(Q_j, d+1)] / C(n, d+1),   Q_0 = n,
 
@@ -118,7 +118,7 @@ def occupancy_chain(n: int, lam: float, degrees: DegreeLike, levels: int, *,
         ``λ ∈ (0, 1)``.
     degrees : qlib.DegreeDistribution
         Degree law ``p``.
-    levels : int
+    truncation : int
         Truncation ``K >= 1``.
     replacement : bool
         Sample with replacement.
@@ -130,7 +130,7 @@ def occupancy_chain(n: int, lam: float, degrees: DegreeLike, levels: int, *,
     Raises
     ------
     ValueError
-        If ``n`` or ``levels`` is out of range, ``lam`` not in ``(0, 1)``,
+        If ``n`` or ``truncation`` is out of range, ``lam`` not in ``(0, 1)``,
         or ``C(n + K, K) > MAX_CHAIN_STATES``.
     TypeError
         If ``degrees`` is not a DegreeDistribution.
@@ -153,9 +153,9 @@ def occupancy_chain(n: int, lam: float, degrees: DegreeLike, levels: int, *,
     degrees = DegreeDistribution.coerce(degrees)
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
-    n, K = V.integer(n, "n", lo=nmin), V.integer(levels, "levels", lo=1)
+    n, K = V.integer(n, "n", lo=nmin), V.integer(truncation, "truncation", lo=1)
     if math.comb(n + K, K) > MAX_CHAIN_STATES:
-        raise ValueError(f"C(n + levels, levels) = {math.comb(n + K, K)} states "
+        raise ValueError(f"C(n + truncation, truncation) = {math.comb(n + K, K)} states "
                          f"exceeds MAX_CHAIN_STATES = {MAX_CHAIN_STATES}")
     # T[a] = P(a uniform sample of d+1 servers lies among a given a servers)
     a = np.arange(n + 1)

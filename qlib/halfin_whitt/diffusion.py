@@ -332,7 +332,7 @@ class OUCRN:
         return out
 
 
-def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: float, levels: int = 3,
+def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: float, depth: int = 3,
                      burn_in: float = 0.0, block: float = 1.0, seed: Seed = None) -> OUCRN:
     """The bridge scheme of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` at ``dt, 2dt, 4dt, …``, with
     common random numbers, for the discretisation error of stationary means.
@@ -357,13 +357,13 @@ def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: floa
         Horizon, ``> burn_in``.
     dt : float
         The finest step, ``> 0``.
-    levels : int
-        Number of levels, ``1 <= levels <= 8``.
+    depth : int
+        Number of coupled steps (levels ``dt, 2 dt, …``), ``1 <= depth <= 8``.
     burn_in : float
         Averages start here (rounded down to a multiple of the coarsest step).
     block : float
         Length of the blocks of the averages, rounded to a multiple of the
-        coarsest step ``dt · 2^(levels − 1)``.
+        coarsest step ``dt · 2^(depth − 1)``.
     seed : None, int or numpy.random.SeedSequence
 
     Returns
@@ -382,11 +382,11 @@ def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: floa
     x1, x2 = _check_x0(x0)
     t_end, burn_in = _check_times(t_end, burn_in)
     dt = _check_pos("dt", dt)
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) \
-            or not 1 <= levels <= 8:
-        raise ValueError(f"levels must be an integer in [1, 8], got {levels!r}")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) \
+            or not 1 <= depth <= 8:
+        raise ValueError(f"depth must be an integer in [1, 8], got {depth!r}")
     block = _check_pos("block", block)
-    coarse = 1 << (int(levels) - 1)
+    coarse = 1 << (int(depth) - 1)
     block_fine = max(1, int(round(block / (dt * coarse)))) * coarse
     burn_fine = int(burn_in / (dt * coarse)) * coarse
     nblocks = (int(round(t_end / dt)) - burn_fine) // block_fine
@@ -394,9 +394,9 @@ def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: floa
         raise ValueError(f"t_end - burn_in must hold at least 2 blocks of {block_fine * dt:g}")
     nfine = burn_fine + nblocks * block_fine
     seed32, entropy = _seed32(seed)
-    mom = _ou_crn_kernel(seed32, beta, x1, x2, nfine, dt, int(levels), burn_fine,
+    mom = _ou_crn_kernel(seed32, beta, x1, x2, nfine, dt, int(depth), burn_fine,
                          block_fine, nblocks)
-    return OUCRN(beta=beta, dt=dt * 2.0 ** np.arange(levels), block=block_fine * dt,
+    return OUCRN(beta=beta, dt=dt * 2.0 ** np.arange(depth), block=block_fine * dt,
                  burn_in=burn_fine * dt, t_end=nfine * dt,
                  names=("x1", "x2", "x1x1", "x1x2", "x2x2"), moments=mom,
                  seed=_seed_record(seed, entropy))

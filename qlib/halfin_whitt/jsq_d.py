@@ -227,7 +227,7 @@ class JSQdResult(BatchIntervals, ResultIO):
 def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
                    burn_in: float = 0.0, replications: int = 8, nblocks: int = 10,
                    initial: Sequence[int] | None = None, seed: Seed = None,
-                   levels: int = 64, progress: bool = False) -> JSQdResult:
+                   capacity: int = 64, progress: bool = False) -> JSQdResult:
     """Simulate JSQ(d) (``d`` servers sampled without replacement, join the
     shortest) with ``n`` servers at ``λ_n = n − β√n``, Exp(1) services.
 
@@ -258,7 +258,7 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
         Initial ``(Q_1, Q_2, …)`` of every chain, non-increasing, ``<= n``;
         default empty.
     seed : None, int or numpy.random.SeedSequence
-    levels : int
+    capacity : int
         Largest queue length the kernel can hold (``RuntimeError`` beyond).
     progress : bool, default False
         Show a tqdm progress bar over simulated time (each run is cut into
@@ -281,14 +281,14 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
         raise ValueError("d must not be an empty sequence")
     t_end, burn_in = _check_times(t_end, burn_in)
     for name, v, lo in (("replications", replications, 2), ("nblocks", nblocks, 2),
-                        ("levels", levels, 3)):
+                        ("capacity", capacity, 3)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
     V.check_arrays({"n": (n, (n + 1) * (16 * len(ds) + 40))}, what="simulate_jsq_d's sampling tables")
-    Q0 = np.zeros((len(ds), int(levels) + 2), np.int64)
+    Q0 = np.zeros((len(ds), int(capacity) + 2), np.int64)
     Q0[:, 0] = n
     if initial is not None:
-        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
+        q = V.occupancy_counts(initial, n, max_len=capacity, cap_name="capacity")
         Q0[:, 1:q.size + 1] = q
     if isinstance(seed, np.random.SeedSequence):
         ss = seed
@@ -318,7 +318,7 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
                 if st[3]:
                     break
             if st[1]:
-                raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+                raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
             events += int(st[0])
     finally:
         if bar is not None:

@@ -324,7 +324,7 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
 def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: object = None,
                  initial: object = None, record_dt: float | None = None,
                  batches: int | None = None, max_waits: int = 100_000,
-                 levels: int = 64, progress: bool = False) -> JSQResult:
+                 capacity: int = 64, progress: bool = False) -> JSQResult:
     """Simulate JSQ on ``n`` servers (complete graph) in the Halfin–Whitt regime.
 
     Exact event-driven simulation of the occupancy chain ``(Q_1, Q_2, …)``
@@ -356,7 +356,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         ``batches=20``), with no check that they are long enough.
     max_waits : int
         At most this many waiting times are kept.
-    levels : int
+    capacity : int
         Largest queue length the kernel can hold.
     progress : bool, default False
         Show a tqdm progress bar over simulated time (the run is cut into
@@ -428,14 +428,14 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     if isinstance(max_waits, bool) or not isinstance(max_waits, numbers.Integral) \
             or max_waits < 0:
         raise ValueError(f"max_waits must be an integer >= 0, got {max_waits!r}")
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 3:
-        raise ValueError(f"levels must be an integer >= 3, got {levels!r}")
-    levels = int(levels)
-    V.check_arrays({"levels": (levels, 8 * levels), "max_waits": (max_waits, 8 * max_waits)}, what="simulate_jsq's arrays")
-    Q = np.zeros(levels + 2, np.int64)
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 3:
+        raise ValueError(f"capacity must be an integer >= 3, got {capacity!r}")
+    capacity = int(capacity)
+    V.check_arrays({"capacity": (capacity, 8 * capacity), "max_waits": (max_waits, 8 * max_waits)}, what="simulate_jsq's arrays")
+    Q = np.zeros(capacity + 2, np.int64)
     Q[0] = n
     if initial is not None:
-        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
+        q = V.occupancy_counts(initial, n, max_len=capacity, cap_name="capacity")
         Q[1:q.size + 1] = q
     if record_dt is not None:
         record_dt = _check_pos("record_dt", record_dt)
@@ -459,7 +459,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     try:
         for j in range(1, nslices + 1):
             slice_end = t_end if j == nslices else t_end * j / nslices
-            _jsq_kernel(seed32 if j == 1 else -1, n, lam, t_end, burn_in, Q, levels, nfine,
+            _jsq_kernel(seed32 if j == 1 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,
                         record_dt, nrec, slice_end, acc, arr, warr, waits, paths, ist, fst)
             if bar is not None:
                 bar.update(slice_end - bar.n)
@@ -472,7 +472,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     events, arrivals, cumw, t3, overflow = ist[_EV], ist[_ARRS], fst[_CUMW], fst[_T3], ist[_OVF]
     wall = time.perf_counter() - w0
     if overflow:
-        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+        raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
     window = t_end - burn_in
     f = _jsq_batch_fields(acc, arr, warr, window, batches)
     m = acc.sum(axis=0) / window
@@ -495,6 +495,6 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         x3=paths[:, 2].copy() if nrec else None,
         cum_wait_path=paths[:, 3].copy() if nrec else None,
         t_q3_zero=float(t3) if t3 >= 0 else float("nan"),
-        final=Q[1:levels + 1][Q[1:levels + 1] > 0].copy(),
+        final=Q[1:capacity + 1][Q[1:capacity + 1] > 0].copy(),
         events=int(events), arrivals=int(arrivals), wall_time=wall,
         seed=_seed_record(seed, entropy))

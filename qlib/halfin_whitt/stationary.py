@@ -335,11 +335,11 @@ class OUStationary:
         return self.error
 
 
-def ou_stationary(beta: float, h0: float = 0.08, *, levels: int = 4, x1_min: float | None = None,
+def ou_stationary(beta: float, h0: float = 0.08, *, depth: int = 4, x1_min: float | None = None,
                   x2_max: float | None = None, keep: str = "finest") -> OUStationary:
     """Stationary moments of the reflected OU limit, extrapolated to ``h → 0``.
 
-    Solves :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` at ``h0, h0/2, …`` (``levels`` steps)
+    Solves :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` at ``h0, h0/2, …`` (``depth`` steps)
     and extrapolates each moment assuming ``m(h) = m + a h + b h² + O(h³)``.
 
     Parameters
@@ -348,8 +348,8 @@ def ou_stationary(beta: float, h0: float = 0.08, *, levels: int = 4, x1_min: flo
         ``beta > 0``.
     h0 : float
         Coarsest step, ``<= 0.5``.
-    levels : int
-        Number of steps, ``3 <= levels <= 8``.
+    depth : int
+        Number of steps, ``3 <= depth <= 8``.
     x1_min, x2_max : float, optional
         Truncation box (see :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid`).
     keep : {"finest", "all"}
@@ -362,15 +362,15 @@ def ou_stationary(beta: float, h0: float = 0.08, *, levels: int = 4, x1_min: flo
         the second-order Richardson value ``(8 m(h/4) − 6 m(h/2) + m(h))/3``
         from the three finest steps, and ``error`` is the larger of its
         distance to the first-order value ``2 m(h/4) − m(h/2)`` and to the
-        second-order value from the three coarser steps (when ``levels >= 4``).
+        second-order value from the three coarser steps (when ``depth >= 4``).
     """
     beta = _check_beta(beta)
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) \
-            or not 3 <= levels <= 8:
-        raise ValueError(f"levels must be an integer in [3, 8], got {levels!r}")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) \
+            or not 3 <= depth <= 8:
+        raise ValueError(f"depth must be an integer in [3, 8], got {depth!r}")
     if keep not in ("finest", "all"):
         raise ValueError(f"keep must be 'finest' or 'all', got {keep!r}")
-    hs = tuple(float(h0) / 2**k for k in range(levels))
+    hs = tuple(float(h0) / 2**k for k in range(depth))
     grids = [ou_stationary_grid(beta, h, x1_min=x1_min, x2_max=x2_max) for h in hs]
     values, est, err, order = {}, {}, {}, {}
     for name in _NAMES:
@@ -379,7 +379,7 @@ def ou_stationary(beta: float, h0: float = 0.08, *, levels: int = 4, x1_min: flo
         r2 = (8 * m[-1] - 6 * m[-2] + m[-3]) / 3
         r1 = 2 * m[-1] - m[-2]
         e = abs(r2 - r1)
-        if levels >= 4:
+        if depth >= 4:
             e = max(e, abs(r2 - (8 * m[-2] - 6 * m[-3] + m[-4]) / 3))
         est[name], err[name] = float(r2), float(e)
         d = np.diff(m)

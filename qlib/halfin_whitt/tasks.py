@@ -400,7 +400,7 @@ def _tasks_batches(tk, ti, window, batches):
 def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
                    initial: ArrayLike | None = None,
                    batches: int | None = None, max_waits: int = 1_000_000,
-                   levels: int = 32, progress: bool = False) -> TasksResult:
+                   capacity: int = 32, progress: bool = False) -> TasksResult:
     """Follow every task of JSQ on ``n`` servers with per-server FIFO queues.
 
     Exact event-driven simulation: Poisson arrivals of rate
@@ -442,7 +442,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
         independent replications).
     max_waits : int
         At most this many waiting tasks are recorded one by one.
-    levels : int
+    capacity : int
         Largest queue length a server can hold (``>= 2``); RuntimeError if
         exceeded.
     progress : bool, default False
@@ -458,7 +458,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     TypeError, ValueError
         For a bad argument, naming it.
     RuntimeError
-        If a queue would exceed ``levels``.
+        If a queue would exceed ``capacity``.
 
     Examples
     --------
@@ -472,18 +472,18 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     if batches is not None:
         batches = _check_int("batches", batches, 2)
     max_waits = _check_int("max_waits", max_waits, 0)
-    levels = _check_int("levels", levels, 2)
-    V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
+    capacity = _check_int("capacity", capacity, 2)
+    V.check_arrays({"n": (n, n * (24 * (capacity + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
     X0 = np.zeros(n, np.int64)
     if initial is not None:
-        q = V.occupancy_counts(initial, n, max_len=levels - 1, cap_name="levels - 1")
+        q = V.occupancy_counts(initial, n, max_len=capacity - 1, cap_name="capacity - 1")
         for qi in q:
             X0[:int(qi)] += 1
     seed32, entropy = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nslice = _TASKS_FINE if batches is None else batches
-    state = _tasks_init(seed32, n, lam, X0, levels + 1, nslice, max_waits)
+    state = _tasks_init(seed32, n, lam, X0, capacity + 1, nslice, max_waits)
     X, tk, ti, rec, ist = state[0], state[10], state[11], state[12], state[13]
     nslices, bar = 1, None
     if progress:
@@ -493,7 +493,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     try:
         for j in range(1, nslices + 1):
             slice_end = t_end if j == nslices else t_end * j / nslices
-            _tasks_run(n, lam, t_end, burn_in, levels + 1, nslice, slice_end, *state)
+            _tasks_run(n, lam, t_end, burn_in, capacity + 1, nslice, slice_end, *state)
             if bar is not None:
                 bar.update(slice_end - bar.n)
             if ist[7]:
@@ -504,7 +504,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     rec, events, overflow = rec[:ist[3]], ist[5], ist[6]
     wall = time.perf_counter() - w0
     if overflow:
-        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+        raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
     arr, wt = tk[:, 0].sum(), tk[:, 1].sum()
     nan = float("nan")
     window = t_end - burn_in

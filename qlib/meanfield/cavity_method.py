@@ -136,7 +136,7 @@ def level_chain(rates: ArrayLike, service: ServiceLaw) -> np.ndarray:
     return p
 
 
-def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, levels: int = 60, *,
+def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, truncation: int = 60, *,
            tol: float = 1e-12, max_iter: int = 5000,
            damping: float = 0.5) -> CavityResult:
     """Fixed point ``q`` of the cavity map for phase-type services.
@@ -152,7 +152,7 @@ def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, levels: int = 6
         object with the attributes ``name`` and ``phase_type`` (``None`` or
         the pair ``(α, T)``) is accepted: ``qlib.meanfield`` is a lower
         floor than ``qlib.sim`` and does not import it.
-    levels : int
+    truncation : int
         Truncation ``L`` of the queue length, ``>= 2``.
     tol : float
         Stop when ``max |F(q) - q| < tol``.
@@ -173,9 +173,9 @@ def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, levels: int = 6
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")
-    V.integer(levels, "levels", lo=2)
+    V.integer(truncation, "truncation", lo=2)
     damping = V.real(damping, "damping", lo=0, hi=1, lo_open=True)
-    L = int(levels)
+    L = int(truncation)
     # start: the M/M/1 tail lam^i (a fixed point for phi = 1, exp services)
     q = lam ** np.arange(L + 1, dtype=float)
     res = math.inf

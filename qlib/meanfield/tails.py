@@ -73,7 +73,7 @@ def _tail_unroll(m, s, n):
 _TAIL_KMAX = 100_000
 
 
-def tail_bounds(lam: float, degrees: DegreeLike, levels: ArrayLike,
+def tail_bounds(lam: float, degrees: DegreeLike, which_levels: ArrayLike,
                 log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds on ``q*(i)`` (Propositions 6 and 7, chapter *tails*).
 
@@ -105,7 +105,7 @@ def tail_bounds(lam: float, degrees: DegreeLike, levels: ArrayLike,
         ``λ ∈ (0, 1)``.
     degrees : DegreeDistribution
         Degree law ``p``.
-    levels : array_like of int
+    which_levels : array_like of int
         Levels ``i >= 0``.
     log : bool, optional
         Return natural logarithms of the bounds (no underflow; default False).
@@ -113,7 +113,7 @@ def tail_bounds(lam: float, degrees: DegreeLike, levels: ArrayLike,
     Returns
     -------
     (lower, upper) : tuple of numpy.ndarray
-        The bounds (or their logs), same shape as ``levels``.
+        The bounds (or their logs), same shape as ``which_levels``.
 
     Notes
     -----
@@ -138,13 +138,13 @@ def tail_bounds(lam: float, degrees: DegreeLike, levels: ArrayLike,
     """
     lam = _check_lam(lam)
     degrees = _check_degrees(degrees)
-    i = np.asarray(levels)
+    i = np.asarray(which_levels)
     if i.size == 0:
         i = i.astype(int)
     if i.dtype.kind not in "iu":
-        raise TypeError(f"levels must be integers, got dtype {i.dtype}")
+        raise TypeError(f"which_levels must be integers, got dtype {i.dtype}")
     if np.any(i < 0):
-        raise ValueError("levels must be >= 0")
+        raise ValueError("which_levels must be >= 0")
     if i.size == 0:
         return np.zeros(i.shape), np.zeros(i.shape)
     n = int(i.max())
