@@ -285,7 +285,13 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
 
 
 def empty(n: int) -> Graph:
-    """``n`` isolated vertices: every server is an M/M/1 queue."""
+    """``n`` isolated vertices: every server is an M/M/1 queue.
+
+    Examples
+    --------
+    >>> empty(4)
+    Graph(name='empty', n=4, edges=0)
+    """
     n = _check_n(n)
     return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), "empty")
 
@@ -393,7 +399,13 @@ def complete(n: int) -> Graph:
 
 
 def cliques(n: int, k: int = 3) -> Graph:
-    """Disjoint k-cliques; requires k | n."""
+    """Disjoint k-cliques; requires k | n.
+
+    Examples
+    --------
+    >>> cliques(6, 3)
+    Graph(name='cliques3', n=6, edges=6)
+    """
     n = _check_n(n)
     k = _check_n(k, "k")
     if n % k:
@@ -496,6 +508,12 @@ def configuration(n: int, degrees: DegreeDistribution | ArrayLike, seed: Seed = 
     vertices of degree k (remainder by largest fractional parts), randomly
     placed.  If the stub total is odd one stub is dropped.  Stubs are paired
     uniformly; self-loops and multi-edges are erased.
+
+    Examples
+    --------
+    >>> g = configuration(1000, [0, 0, 0.5, 0.5], seed=1)   # degrees 2 and 3
+    >>> g.n, int(g.degrees.max())
+    (1000, 3)
     """
     n = _check_n(n)
     pmf = getattr(degrees, "pmf", degrees)

@@ -267,6 +267,15 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     Returns
     -------
     JSQdResult
+
+    Examples
+    --------
+    >>> r = simulate_jsq_d(100, 1.0, (100, 2), t_end=200.0, burn_in=20.0, seed=1,
+    ...                    replications=2)
+    >>> r.d, r.p_wait.shape                       # (replication, policy)
+    ((100, 2), (2, 2))
+    >>> bool(r.p_wait[:, 0].mean() < r.p_wait[:, 1].mean())   # JSQ waits less often than JSQ(2)
+    True
     """
     n = V.integer(n, "n", lo=2)
     beta = _check_beta(beta, n)

@@ -163,6 +163,16 @@ def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, truncation: int
     Returns
     -------
     CavityResult
+
+    Examples
+    --------
+    >>> from qlib.meanfield import fluid
+    >>> from qlib.sim.service import erlang, exponential
+    >>> c = cavity(0.7, {2: 1.0}, exponential())   # exponential services: the fluid limit
+    >>> round(c.mean_response_time, 4), round(fluid.response_time(0.7, {2: 1.0}), 4)
+    (1.3568, 1.3568)
+    >>> round(cavity(0.7, {2: 1.0}, erlang(2)).mean_response_time, 3)   # less variable services
+    1.272
     """
     from qlib import _validate as V   # the shared checks: a bool or a str is no lam
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)

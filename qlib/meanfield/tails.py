@@ -220,6 +220,12 @@ def log_equilibrium(lam: float, degrees: DegreeLike, last_level: int,
     ValueError
         If ``lam`` is not in (0, 1), ``last_level`` is not an integer ``>= 0`` or
         ``digits`` is not an integer ``>= 20``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(log_equilibrium(0.9, {2: 1.0}, 3)).round(4).tolist()
+    [1.0, 0.9, 0.6561, 0.2542]
     """
     from scipy.special import logsumexp
 

@@ -212,7 +212,13 @@ def exponential(*, mean: float = 1.0) -> ServiceLaw:
 
 
 def erlang(k: int, *, mean: float = 1.0) -> ServiceLaw:
-    """Erlang-k: the sum of ``k`` independent Exp(k) phases; scv = 1/k."""
+    """Erlang-k: the sum of ``k`` independent Exp(k) phases; scv = 1/k.
+
+    Examples
+    --------
+    >>> erlang(2)
+    ServiceLaw(name='erlang(2)', scv=0.5, code=2)
+    """
     _check_mean(mean)
     k = V.integer(k, "k", lo=1, hi=10_000)
     T = -k * np.eye(k) + k * np.eye(k, k=1)

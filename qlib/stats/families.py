@@ -314,6 +314,12 @@ def simultaneous(estimate: ArrayLike, se: ArrayLike, df: ArrayLike = np.inf,
     ------
     ValueError
         On mismatched shapes, ``se <= 0`` or an unknown ``method``.
+
+    Examples
+    --------
+    >>> f = simultaneous([0.1, -0.05], [0.04, 0.04], df=9)
+    >>> f.reject.tolist()                         # Holm: neither differs from 0
+    [False, False]
     """
     level = _check_level(level)
     if method not in ("holm", "bonferroni"):
