@@ -67,7 +67,7 @@ def run_chain(beta, data, ns=NS, tol=None):
 
 
 def run_grid(beta, data):
-    r = ou_stationary(beta, H0, levels=LEVELS)
+    r = ou_stationary(beta, H0, depth=LEVELS)
     data[str(beta)] = {
         "hs": list(r.hs), "values": {a: [float(v) for v in b] for a, b in r.values.items()},
         "estimate": r.estimate, "error": r.error,

@@ -9,7 +9,7 @@ differentiates symbolically), compares the two ``V`` vectors, and compares
 the mean number of tasks per server ``Σ q* + Σ v / N`` for N = 10..100 with
 the values printed in rmftool's two-choice example notebook.  It also times
 ``refined(0.9, point(2))`` (our model, automatic truncation; target 10 ms)
-and ``refined(0.9, point(2), levels=K)``.
+and ``refined(0.9, point(2), truncation=K)``.
 
 Usage: python benchmarks/bench_refined.py [--full]   (--full: rmftool up to
 K = 60; default up to K = 30, since rmftool's time grows like K^3 or worse).
@@ -70,11 +70,11 @@ def main():
     out = {"note": "best-of-repeats for qlib, one run for rmftool; machine shared and loaded",
            "rows": []}
     for K in (10, 20, 30, 40, 50, 60):
-        t_q = best(lambda: refined(rho, d1, replacement=True, levels=K), 20, 3)
-        t_q2 = best(lambda: refined(rho, d2, levels=K), 20, 3)
+        t_q = best(lambda: refined(rho, d1, replacement=True, truncation=K), 20, 3)
+        t_q2 = best(lambda: refined(rho, d2, truncation=K), 20, 3)
         row = {"K": K, "qlib_s": t_q, "qlib_delta2_s": t_q2}
         if K <= 30 or full:
-            ours = refined(rho, d1, replacement=True, levels=K)
+            ours = refined(rho, d1, replacement=True, truncation=K)
             pi, V, t_r = rmftool_V(K, rho)
             row.update(rmftool_s=t_r, speedup=t_r / t_q,
                        max_abs_diff_q=float(np.max(np.abs(ours.q[1:] - pi))),

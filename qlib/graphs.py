@@ -10,6 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from qlib import _validate as V
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Iterable
+    from numpy.typing import ArrayLike
+    from qlib._types import Seed
+    from qlib.meanfield.degrees import DegreeDistribution
+    import networkx as nx
 
 __all__ = ["Graph", "ring", "torus", "grid", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
@@ -151,7 +158,7 @@ class Graph:
         return f"Graph(name={self.name!r}, n={self.n}, edges={self.num_edges})"
 
 
-def interacting_pairs_per_vertex(graph) -> float:
+def interacting_pairs_per_vertex(graph: Graph) -> float:
     """``P_n / n``: ordered pairs of positions at distance at most 2, per position.
 
     Two arrivals can interact when the closed neighbourhoods of their
@@ -204,7 +211,7 @@ def _from_pairs(n, a, b, name, clean=True):
     return Graph(n, indptr, dst, name)
 
 
-def from_edges(n, edges, name="from_edges") -> Graph:
+def from_edges(n: int, edges: Iterable[tuple[int, int]], name: str = "from_edges") -> Graph:
     """Graph on ``n`` vertices from an iterable of pairs (self-loops and
     duplicate edges raise ValueError)."""
     n = _check_n(n, "n", 0)
@@ -225,7 +232,8 @@ def from_edges(n, edges, name="from_edges") -> Graph:
     return _from_pairs(n, lo, hi, name, clean=False)
 
 
-def from_networkx(G, name=None, *, return_mapping: bool = False):
+def from_networkx(G: nx.Graph, name: str | None = None, *,
+                  return_mapping: bool = False) -> Graph | tuple[Graph, dict]:
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
 
     Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
@@ -276,13 +284,19 @@ def from_networkx(G, name=None, *, return_mapping: bool = False):
     return (g, idx) if return_mapping else g
 
 
-def empty(n) -> Graph:
-    """``n`` isolated vertices: every server is an M/M/1 queue."""
+def empty(n: int) -> Graph:
+    """``n`` isolated vertices: every server is an M/M/1 queue.
+
+    Examples
+    --------
+    >>> empty(4)
+    Graph(name='empty', n=4, edges=0)
+    """
     n = _check_n(n)
     return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), "empty")
 
 
-def ring(n) -> Graph:
+def ring(n: int) -> Graph:
     """Cycle on n vertices (n=1: isolated vertex, n=2: single edge).
 
     Examples
@@ -369,7 +383,7 @@ def _lattice(rows, cols, wrap):
     return from_edges(rows * cols, np.vstack([right, down]))
 
 
-def complete(n) -> Graph:
+def complete(n: int) -> Graph:
     """The complete graph on ``n`` vertices (JSQ over all servers).
 
     Examples
@@ -384,8 +398,14 @@ def complete(n) -> Graph:
     return _from_pairs(n, a, b, "complete", clean=False)
 
 
-def cliques(n, k=3) -> Graph:
-    """Disjoint k-cliques; requires k | n."""
+def cliques(n: int, k: int = 3) -> Graph:
+    """Disjoint k-cliques; requires k | n.
+
+    Examples
+    --------
+    >>> cliques(6, 3)
+    Graph(name='cliques3', n=6, edges=6)
+    """
     n = _check_n(n)
     k = _check_n(k, "k")
     if n % k:
@@ -397,7 +417,7 @@ def cliques(n, k=3) -> Graph:
                        clean=False)
 
 
-def double_star(n) -> Graph:
+def double_star(n: int) -> Graph:
     """Hubs 0 and 1 joined to each other and to all other vertices."""
     n = _check_n(n, "n", 3)
     _check_size(n, 4 * (n - 2) + 2)
@@ -419,7 +439,7 @@ def _pair_stubs(deg, rng):
     return stubs[0::2], stubs[1::2]
 
 
-def random_regular(n, d, seed=None, max_tries=100) -> Graph:
+def random_regular(n: int, d: int, seed: Seed = None, max_tries: int = 100) -> Graph:
     """Uniform-ish random d-regular graph by the configuration (pairing) model.
 
     Stubs are shuffled and paired (numpy, O(nd)); pairings containing a
@@ -507,7 +527,7 @@ def _switch_to_simple(n, a, b, rng, max_switches=None):
     return lo, hi
 
 
-def erdos_renyi(n, c, seed=None) -> Graph:
+def erdos_renyi(n: int, c: float, seed: Seed = None) -> Graph:
     """Sparse Erdős–Rényi graph with mean degree ≈ c, O(n + m).
 
     Draws m ~ Binomial(n(n-1)/2, c/(n-1)) and m uniform ordered vertex
@@ -533,7 +553,8 @@ def erdos_renyi(n, c, seed=None) -> Graph:
     return _from_pairs(n, a, b, "erdos_renyi", clean=True)
 
 
-def configuration(n, degrees, seed=None, method="iid") -> Graph:
+def configuration(n: int, degrees: DegreeDistribution | ArrayLike, seed: Seed = None,
+                  method: str = "iid") -> Graph:
     """Configuration model with degree law ``degrees`` (a DegreeDistribution,
     or a probability vector p(0..K)).
 
@@ -541,6 +562,12 @@ def configuration(n, degrees, seed=None, method="iid") -> Graph:
     vertices of degree k (remainder by largest fractional parts), randomly
     placed.  If the stub total is odd one stub is dropped.  Stubs are paired
     uniformly; self-loops and multi-edges are erased.
+
+    Examples
+    --------
+    >>> g = configuration(1000, [0, 0, 0.5, 0.5], seed=1)   # degrees 2 and 3
+    >>> g.n, int(g.degrees.max())
+    (1000, 3)
     """
     n = _check_n(n)
     pmf = getattr(degrees, "pmf", degrees)

@@ -26,7 +26,7 @@ def test_aitken_error_refuses_slow_changes_and_bad_shapes():
 def test_converged_solve_matches_a_much_larger_cap():
     g = graphs.from_edges(4, [(0, 1), (2, 3)])
     se = np.full(40, 2e-4)
-    s = stationary_converged(g, 0.5, 1.0, se=se, se_R=2e-3, levels=6)
+    s = stationary_converged(g, 0.5, 1.0, se=se, se_R=2e-3, truncation=6)
     big = exact.stationary(g, 0.5, 1.0, 22)
     true_err = np.abs(s.result.occupancy[s.levels] - big.occupancy[s.levels])
     # the estimate bounds the true error up to rounding, and both are below a fifth of the s.e.
@@ -36,7 +36,7 @@ def test_converged_solve_matches_a_much_larger_cap():
     assert s.worst_share <= 0.2
 
 
-@pytest.mark.parametrize("kw, name", [(dict(levels=0), "levels"), (dict(step=0), "step"),
+@pytest.mark.parametrize("kw, name", [(dict(truncation=0), "truncation"), (dict(step=0), "step"),
                                       (dict(min_q=1.5), "min_q"), (dict(share=0.0), "share"),
                                       (dict(se_R=0.0), "se_R")])
 def test_converged_solve_names_the_bad_parameter(kw, name):
@@ -49,4 +49,4 @@ def test_converged_solve_names_the_bad_parameter(kw, name):
 def test_converged_solve_gives_up():
     with pytest.raises(RuntimeError, match="did not converge"):
         stationary_converged(graphs.ring(4), 0.8, 1.0, se=np.full(60, 1e-12), se_R=1e-12,
-                             max_levels=12)
+                             max_truncation=12)

@@ -48,7 +48,7 @@ def test_bad_inputs():
     assert refined(0.5, {2: 1.0}).response_time_v == refined(0.5, D.point(2)).response_time_v
     with pytest.raises(TypeError, match="replacement"):
         refined(0.5, D.point(2), replacement="yes")
-    for kw in ({"levels": 1}, {"levels": 2.5}, {"max_levels": 0}, {"tol": 0.0}, {"tol": 2.0}):
+    for kw in ({"truncation": 1}, {"truncation": 2.5}, {"max_truncation": 0}, {"tol": 0.0}, {"tol": 2.0}):
         with pytest.raises(ValueError, match=next(iter(kw))):
             refined(0.5, D.point(2), **kw)
     r = refined(0.5, D.point(2))
@@ -57,6 +57,6 @@ def test_bad_inputs():
             r.at(n)
 
 
-def test_max_levels_reached():
-    with pytest.raises(RuntimeError, match="max_levels"):
-        refined(0.99, D({0: 0.9, 2: 0.1}), max_levels=20)
+def test_max_truncation_reached():
+    with pytest.raises(RuntimeError, match="max_truncation"):
+        refined(0.99, D({0: 0.9, 2: 0.1}), max_truncation=20)

@@ -335,9 +335,9 @@ def test_brute_force_mm1_and_bad_input():
     p = rho ** np.arange(L + 1) / (rho ** np.arange(L + 1)).sum()
     assert abs(r.p_wait - p[1:].sum()) < 1e-13 and abs(r.blocked - p[-1]) < 1e-13
     assert abs(r.mean_tasks - p @ np.arange(L + 1)) < 1e-12
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="truncation"):
         brute_force_jsq(4, 1.0, 1)
-    with pytest.raises(TypeError, match="levels"):
+    with pytest.raises(TypeError, match="truncation"):
         brute_force_jsq(4, 1.0, 2.5)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="truncation"):
         brute_force_converged(4, 1.0, 3)

@@ -55,7 +55,7 @@ def test_forcing_validation():
 
 def test_crn_finest_level_is_the_bridge_scheme():
     # level 0 draws the same numbers in the same order as reflected_ou at dt
-    c = reflected_ou_crn(1.0, (-1.0, 0.0), t_end=50.0, dt=0.01, levels=3, block=5.0, seed=7)
+    c = reflected_ou_crn(1.0, (-1.0, 0.0), t_end=50.0, dt=0.01, depth=3, block=5.0, seed=7)
     r = reflected_ou(1.0, (-1.0, 0.0), t_end=50.0, dt=0.01, seed=7, record_dt=None)
     assert c.moments.shape == (10, 3, 5)
     steps = round(5.0 / 0.01)
@@ -68,7 +68,7 @@ def test_crn_finest_level_is_the_bridge_scheme():
 def test_crn_coarse_level_has_the_law_of_the_coarse_scheme():
     # the coupled level 1 (step 2dt) against an independent run at 2dt:
     # stationary mean of X_2 over independent replications
-    a = [reflected_ou_crn(1.0, (-1.0, 0.0), t_end=400.0, dt=0.05, levels=2, burn_in=20.0,
+    a = [reflected_ou_crn(1.0, (-1.0, 0.0), t_end=400.0, dt=0.05, depth=2, burn_in=20.0,
                           block=190.0, seed=i).moments[:, 1, 1].mean() for i in range(40)]
     b = [reflected_ou(1.0, (-1.0, 0.0), t_end=400.0, dt=0.1, burn_in=20.0, record_dt=0,
                       seed=1000 + i).mean_x2 for i in range(40)]
@@ -78,8 +78,8 @@ def test_crn_coarse_level_has_the_law_of_the_coarse_scheme():
 
 
 def test_crn_validation():
-    with pytest.raises(ValueError, match="levels"):
-        reflected_ou_crn(1.0, (0.0, 0.0), t_end=10.0, dt=0.1, levels=0)
+    with pytest.raises(ValueError, match="depth"):
+        reflected_ou_crn(1.0, (0.0, 0.0), t_end=10.0, dt=0.1, depth=0)
     with pytest.raises(ValueError, match="blocks"):
         reflected_ou_crn(1.0, (0.0, 0.0), t_end=1.0, dt=0.1, block=1.0)
 

@@ -38,11 +38,18 @@ def modules():
 
 
 def imports_of(name, path, known):
-    """The qlib modules that ``name`` imports (at any depth of its code)."""
+    """The qlib modules that ``name`` imports (at any depth of its code); the
+    imports under ``if TYPE_CHECKING:`` name types for annotations only and
+    never run, so they are no dependency."""
     tree = ast.parse(path.read_text())
     pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for stmt in node.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -94,6 +101,13 @@ def test_the_check_finds_a_cycle(tmp_path):
     known = {"qlib.a": a, "qlib.b": b}
     assert imports_of("qlib.a", a, known) == {"qlib.b"}
     assert imports_of("qlib.b", b, known) == {"qlib.a"}
+
+
+def test_a_type_checking_import_is_no_dependency(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from qlib.b import X\n"
+                 "from qlib.c import y\n")
+    assert imports_of("qlib.a", a, {"qlib.a", "qlib.b", "qlib.c"}) == {"qlib.c"}
 
 
 @pytest.mark.parametrize("name", sorted(modules()))

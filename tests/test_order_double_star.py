@@ -57,7 +57,7 @@ def test_capped_model_limits():
     # the cap grows with n, so R approaches the M/M/1 value
     assert capped_double_star(10**7, 0.9).R > m.R
     with pytest.raises(ValueError):
-        capped_double_star(5000, 0.9, levels=0)
+        capped_double_star(5000, 0.9, max_level=0)
 
 
 def test_budget_helpers():

@@ -59,7 +59,7 @@ def test_exact_identities_on_the_grid(beta):
 def test_first_order_convergence_and_bar_identities():
     # the stationary identities of the diffusion (basic adjoint relationship with
     # f = x_1^2 and (x_1 + x_2)^2) are not built into the grid; they hold in the limit
-    r = ou_stationary(1.0, 0.1, levels=4)
+    r = ou_stationary(1.0, 0.1, depth=4)
     assert abs(r.order["mean_x2"][-1] - 1) < 0.1
     m2 = r.estimate["mean_x2"]
     assert abs(r.estimate["var_x1"] - (1 - m2 / 2)) < 3 * (r.error["var_x1"] + r.error["mean_x2"])
@@ -91,8 +91,8 @@ def test_errors():
         ou_stationary_grid(1.0, 0.0)
     with pytest.raises(ValueError, match="h"):
         ou_stationary_grid(1.0, 0.75)
-    with pytest.raises(ValueError, match="levels"):
-        ou_stationary(1.0, 0.1, levels=2)
+    with pytest.raises(ValueError, match="depth"):
+        ou_stationary(1.0, 0.1, depth=2)
     with pytest.raises(ValueError, match="keep"):
         ou_stationary(1.0, 0.1, keep="none")
     with pytest.raises(TypeError, match="states"):

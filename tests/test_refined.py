@@ -60,7 +60,7 @@ def test_exact_chain_converges_to_v(law):
 
 def test_truncation_converged():
     r = refined(0.95, D.poisson(2.0, 10))
-    r2 = refined(0.95, D.poisson(2.0, 10), levels=r.levels + 10)
+    r2 = refined(0.95, D.poisson(2.0, 10), truncation=r.levels + 10)
     assert np.allclose(r2.v[: r.levels + 1], r.v, atol=1e-9)
 
 
@@ -69,7 +69,7 @@ def test_occupancy_chain_errors():
         exact.occupancy_chain(2, 0.5, D.point(2), 3)     # needs n >= d + 1 distinct servers
     with pytest.raises(ValueError, match="lam"):
         exact.occupancy_chain(4, 1.0, D.point(2), 3)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="truncation"):
         exact.occupancy_chain(4, 0.5, D.point(2), 0)
     with pytest.raises(ValueError, match="MAX_CHAIN_STATES"):
         exact.occupancy_chain(40, 0.5, D.point(2), 40)

@@ -176,7 +176,7 @@ def test_adaptive_chain_stationary_jsq_transient_and_ou_have_error_bounds():
     assert s.error_bounds is s.error_estimates and "p_wait" in s.error_bounds
     m = exact.mm1_transient(0.5, [1.0], [1.0, 2.0])
     assert np.array_equal(m.error_bounds["tail"], m.error_bound)
-    o = ou_stationary(1.0, 0.25, levels=3)
+    o = ou_stationary(1.0, 0.25, depth=3)
     assert o.error_bounds is o.error and o.error_estimates is o.error
 
 

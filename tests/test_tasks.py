@@ -63,14 +63,14 @@ def test_validation():
         simulate_tasks(4, 1.0, t_end=1.0, burn_in=2.0)
     with pytest.raises(ValueError, match="batches"):
         simulate_tasks(4, 1.0, t_end=1.0, batches=1)
-    with pytest.raises(ValueError, match="levels"):
-        simulate_tasks(4, 1.0, t_end=1.0, initial=[4, 4, 4], levels=3)
+    with pytest.raises(ValueError, match="capacity"):
+        simulate_tasks(4, 1.0, t_end=1.0, initial=[4, 4, 4], capacity=3)
     with pytest.raises(ValueError, match="initial"):
         simulate_tasks(4, 1.0, t_end=1.0, initial=[2, 3])
     with pytest.raises(TypeError, match="result"):
         thinned_waits(None)
-    with pytest.raises(RuntimeError, match="levels"):
-        simulate_tasks(1, 0.05, t_end=2000.0, seed=0, levels=3)
+    with pytest.raises(RuntimeError, match="capacity"):
+        simulate_tasks(1, 0.05, t_end=2000.0, seed=0, capacity=3)
 
 
 def test_reproducible_and_drained():

@@ -95,8 +95,8 @@ class ConvergedSolve:
     worst_share: float
 
 
-def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: ArrayLike, se_R: float, *, levels: int = 5,
-                         step: int = 3, min_q: float = 1e-3, max_levels: int = 45,
+def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: ArrayLike, se_R: float, *, truncation: int = 5,
+                         step: int = 3, min_q: float = 1e-3, max_truncation: int = 45,
                          share: float = 0.2) -> ConvergedSolve:
     """Solve the tiny-graph chain with a cap whose error is below ``share·se``.
 
@@ -109,13 +109,13 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
         levels count as 0, which no compared level can have).
     se_R : float
         Standard error of the simulated mean response time, ``> 0``.
-    levels : int, default 5
+    truncation : int, default 5
         First cap tried (``>= 1``).
     step : int, default 3
         Increase of the cap between solves (``>= 1``).
     min_q : float, default 1e-3
         Levels with exact ``q(i) >= min_q`` are compared (in ``(0, 1)``).
-    max_levels : int, default 45
+    max_truncation : int, default 45
         Give up beyond this cap.
     share : float, default 0.2
         Required error estimate, as a share of the standard errors (``> 0``).
@@ -129,7 +129,7 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
     ValueError
         On a parameter out of range (named in the message).
     RuntimeError
-        If the estimate is not below ``share·se`` by ``max_levels``.
+        If the estimate is not below ``share·se`` by ``max_truncation``.
 
     Examples
     --------
@@ -138,8 +138,8 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
     >>> bool(s.worst_share <= 0.2), s.levels.tolist()[:2]
     (True, [1, 2])
     """
-    if not (isinstance(levels, (int, np.integer)) and levels >= 1):
-        raise ValueError(f"levels must be an int >= 1, got {levels!r}")
+    if not (isinstance(truncation, (int, np.integer)) and truncation >= 1):
+        raise ValueError(f"truncation must be an int >= 1, got {truncation!r}")
     if not (isinstance(step, (int, np.integer)) and step >= 1):
         raise ValueError(f"step must be an int >= 1, got {step!r}")
     if not 0 < min_q < 1:
@@ -151,8 +151,8 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
     se = np.asarray(se, dtype=float)
     if se.ndim != 1:
         raise ValueError(f"se must be one-dimensional, got shape {se.shape}")
-    hist, L = [], levels
-    while L <= max_levels:
+    hist, L = [], truncation
+    while L <= max_truncation:
         hist.append(stationary(graph, lam, mu, L))
         if len(hist) >= 3:
             k = hist[-3].levels + 1                            # levels common to the three solves
@@ -168,4 +168,4 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
                     if worst <= share:
                         return ConvergedSolve(hist[-1], lv, err[lv], err_R, worst)
         L += step
-    raise RuntimeError(f"the level cap did not converge below {share}·se by {max_levels} levels")
+    raise RuntimeError(f"the level cap did not converge below {share}·se by the truncation {max_truncation}")

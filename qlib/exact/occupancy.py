@@ -14,6 +14,9 @@ from qlib.exact._iad import _solve_iad
 from qlib.exact._truncation import _LevelEstimates
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import DegreeLike
 
 __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive', 'AdaptiveChainResult',
            'MAX_CHAIN_STATES']
@@ -93,11 +96,12 @@ def _chain_states(n, K):
     return Q, c, B
 
 
-def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
+def occupancy_chain(n: int, lam: float, degrees: DegreeLike, truncation: int, *,
+                    replacement: bool = False) -> OccupancyChainResult:
     """Exact stationary law of the ``μ = ∞`` occupancy chain, truncated.
 
     States ``n >= Q_1 >= ... >= Q_K >= 0`` (``Q_i`` servers hold at least
-    ``i`` tasks, ``K = levels``).  An arrival raises level ``j`` at rate
+    ``i`` tasks, ``K = truncation``).  An arrival raises level ``j`` at rate
 
         n λ Σ_d p(d) [C(Q_{j-1}, d+1) − C(Q_j, d+1)] / C(n, d+1),   Q_0 = n,
 
@@ -114,7 +118,7 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
         ``λ ∈ (0, 1)``.
     degrees : qlib.DegreeDistribution
         Degree law ``p``.
-    levels : int
+    truncation : int
         Truncation ``K >= 1``.
     replacement : bool
         Sample with replacement.
@@ -126,7 +130,7 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     Raises
     ------
     ValueError
-        If ``n`` or ``levels`` is out of range, ``lam`` not in ``(0, 1)``,
+        If ``n`` or ``truncation`` is out of range, ``lam`` not in ``(0, 1)``,
         or ``C(n + K, K) > MAX_CHAIN_STATES``.
     TypeError
         If ``degrees`` is not a DegreeDistribution.
@@ -149,9 +153,9 @@ def occupancy_chain(n, lam, degrees, levels, *, replacement=False):
     degrees = DegreeDistribution.coerce(degrees)
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
     nmin = 1 if replacement else degrees.max_degree + 1
-    n, K = V.integer(n, "n", lo=nmin), V.integer(levels, "levels", lo=1)
+    n, K = V.integer(n, "n", lo=nmin), V.integer(truncation, "truncation", lo=1)
     if math.comb(n + K, K) > MAX_CHAIN_STATES:
-        raise ValueError(f"C(n + levels, levels) = {math.comb(n + K, K)} states "
+        raise ValueError(f"C(n + truncation, truncation) = {math.comb(n + K, K)} states "
                          f"exceeds MAX_CHAIN_STATES = {MAX_CHAIN_STATES}")
     # T[a] = P(a uniform sample of d+1 servers lies among a given a servers)
     a = np.arange(n + 1)
@@ -278,8 +282,9 @@ def _sample_table(n, degrees, replacement):
     return T
 
 
-def occupancy_chain_adaptive(n, lam, degrees, *, tol=1e-9, replacement=False,
-                             max_states=400_000):
+def occupancy_chain_adaptive(n: int, lam: float, degrees: DegreeLike, *, tol: float = 1e-9,
+                             replacement: bool = False,
+                             max_states: int = 400_000) -> AdaptiveChainResult:
     """Stationary law of the ``μ = ∞`` occupancy chain without a level cap.
 
     The chain is that of :func:`~qlib.exact.occupancy.occupancy_chain` (states

@@ -13,6 +13,9 @@ from qlib.sim.service import ServiceLaw
 
 from qlib.exact.tiny import MAX_STATES, _check, _solve_left
 from qlib.exact._truncation import _LevelEstimates
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import GraphLike
 
 __all__ = ['stationary_phase', 'PhaseResult']
 
@@ -61,7 +64,8 @@ class PhaseResult(_LevelEstimates, ResultIO):
         return self.mean_response_time
 
 
-def stationary_phase(graph, lam, mu, service, levels):
+def stationary_phase(graph: GraphLike, lam: float, mu: float, service: ServiceLaw,
+                     truncation: int) -> PhaseResult:
     """Exact stationary law of JSQ on a tiny graph with phase-type services (``lam`` per server, resampling rate ``mu``).
 
     The state of a server is idle, or (queue length ``l`` in ``1..levels``,
@@ -70,7 +74,7 @@ def stationary_phase(graph, lam, mu, service, levels):
     (resampling: a uniform permutation of the positions at rate ``mu``),
     and for ``mu = inf`` by server, where an arrival at position ``v`` sees
     a uniformly random set of ``deg(v) + 1`` servers.  An arrival to a
-    queue holding ``levels`` tasks is lost.
+    queue holding ``truncation`` tasks is lost.
 
     Parameters
     ----------
@@ -83,8 +87,8 @@ def stationary_phase(graph, lam, mu, service, levels):
     service : qlib.sim.service.ServiceLaw
         A law with a phase-type representation (exponential, erlang,
         hyperexponential).
-    levels : int
-        Truncation, ``>= 1``; ``(1 + levels m)^n`` states for ``m`` phases.
+    truncation : int
+        Truncation, ``>= 1``; ``(1 + truncation m)^n`` states for ``m`` phases.
 
     Returns
     -------
@@ -99,7 +103,7 @@ def stationary_phase(graph, lam, mu, service, levels):
     if isinstance(graph, Graph) and graph.n > 3:
         raise ValueError(f"graph.n must be <= 3 for stationary_phase, got {graph.n}")
     graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
-    lam, mu, L = _check(graph, lam, mu, levels)
+    lam, mu, L = _check(graph, lam, mu, truncation, "truncation")
     al, T = (np.asarray(a, float) for a in service.phase_type)
     m = al.size
     t0 = -T.sum(axis=1)
@@ -107,7 +111,7 @@ def stationary_phase(graph, lam, mu, service, levels):
     B = 1 + L * m
     size = B ** n
     if size > MAX_STATES:
-        raise ValueError(f"levels={L} gives {size} states > {MAX_STATES}")
+        raise ValueError(f"truncation={L} gives {size} states > {MAX_STATES}")
     nbh = [np.concatenate([[v], graph.indices[graph.indptr[v]:graph.indptr[v + 1]]])
            for v in range(n)]
     # where arrivals look: lists of (rate, candidate servers)

@@ -109,16 +109,16 @@ class ExactResult(_LevelEstimates, ResultIO):
         return self.mean_response_time
 
 
-def _check(graph, lam, mu, levels):
+def _check(graph, lam, mu, levels, name="levels"):
     graph = _as_graph(graph)
     if not 1 <= graph.n <= MAX_N:
         raise ValueError(f"graph.n must be in [1, {MAX_N}] for the exact "
                          f"solver, got {graph.n}")
     if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"levels must be an int, got {type(levels).__name__}")
+        raise TypeError(f"{name} must be an int, got {type(levels).__name__}")
     levels = int(levels)
     if levels < 1:
-        raise ValueError(f"levels must be >= 1, got {levels}")
+        raise ValueError(f"{name} must be >= 1, got {levels}")
     lam = V.positive(lam, "lam")
     mu = V.nonnegative(mu, "mu", allow_inf=True)
     if lam >= 1:

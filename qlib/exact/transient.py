@@ -7,6 +7,9 @@ import numpy as np
 from qlib._lazy import scipy_stats as _st
 
 from qlib import _validate as V
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["mm1_transient", "MM1Transient"]
 
@@ -48,7 +51,8 @@ class MM1Transient:
         return {"tail": self.error_bound}
 
 
-def mm1_transient(lam, q0, times, *, tol=1e-12):
+def mm1_transient(lam: float, q0: ArrayLike, times: ArrayLike, *,
+                  tol: float = 1e-12) -> MM1Transient:
     """``P(X_t >= i)`` for an M/M/1 queue (arrival rate ``lam``, service rate 1).
 
     Uniformization at rate ``Λ = lam + 1``: ``X_t = Y_{N_t}`` with ``N_t``

@@ -19,6 +19,10 @@ import scipy.sparse.linalg as spla
 
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.halfin_whitt.chain import StationaryJSQ
+    from scipy import sparse
 
 __all__ = ["occupancy_generator", "brute_force_jsq", "BruteForceJSQ", "estimate_ratios",
            "brute_force_converged", "BruteForceConverged"]
@@ -28,12 +32,12 @@ QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_task
               "mean_waiting", "var_x1", "mean_x1x2")
 
 
-def _check_levels(levels):
-    return V.integer(levels, "levels", lo=2)
+def _check_truncation(truncation):
+    return V.integer(truncation, "truncation", lo=2)
 
 
-def occupancy_generator(n, lam, levels):
-    """States and generator of JSQ's occupancy chain capped at ``levels``.
+def occupancy_generator(n: int, lam: float, truncation: int) -> tuple[np.ndarray, sparse.csr_matrix]:
+    """States and generator of JSQ's occupancy chain capped at ``truncation``.
 
     Parameters
     ----------
@@ -41,7 +45,7 @@ def occupancy_generator(n, lam, levels):
         Number of servers, ``n >= 1``.
     lam : float
         Total arrival rate ``λ_n > 0``.
-    levels : int
+    truncation : int
         The level cap ``L >= 2``; arrivals with ``Q_L = n`` are blocked.
 
     Returns
@@ -58,10 +62,10 @@ def occupancy_generator(n, lam, levels):
     Raises
     ------
     TypeError, ValueError
-        For a bad ``n``, ``lam`` or ``levels``, naming it.
+        For a bad ``n``, ``lam`` or ``truncation``, naming it.
     """
     n = _check_n(n)
-    L = _check_levels(levels)
+    L = _check_truncation(truncation)
     if not (np.isfinite(lam) and lam > 0):
         raise ValueError(f"lam must be finite and > 0, got {lam}")
     S = np.array(list(itertools.combinations_with_replacement(range(n, -1, -1), L)),
@@ -141,9 +145,9 @@ def _values(S, pi, n):
             "mean_x1x2": float(pi @ (x1 * x2))}
 
 
-def brute_force_jsq(n, beta, levels):
+def brute_force_jsq(n: int, beta: float, truncation: int) -> BruteForceJSQ:
     """Stationary law of JSQ's occupancy chain with ``λ_n = n − β√n``, capped
-    at ``levels``, by one sparse LU solve of the whole chain.
+    at ``truncation``, by one sparse LU solve of the whole chain.
 
     Parameters
     ----------
@@ -151,7 +155,7 @@ def brute_force_jsq(n, beta, levels):
         ``n >= 1``.
     beta : float
         ``0 < beta < √n``.
-    levels : int
+    truncation : int
         ``L >= 2``; the chain has ``C(n + L, L)`` states.
 
     Returns
@@ -161,7 +165,7 @@ def brute_force_jsq(n, beta, levels):
     Raises
     ------
     TypeError, ValueError
-        For a bad ``n``, ``beta`` or ``levels``, naming it.
+        For a bad ``n``, ``beta`` or ``truncation``, naming it.
 
     Notes
     -----
@@ -175,7 +179,7 @@ def brute_force_jsq(n, beta, levels):
     n = _check_n(n)
     beta = _check_beta(beta, n)
     lam = n - beta * math.sqrt(n)
-    S, A = occupancy_generator(n, lam, levels)
+    S, A = occupancy_generator(n, lam, truncation)
     m = S.shape[0]
     # π(empty) = 1 and its balance equation dropped (a row of ones for the
     # normalisation would be dense and ruin the sparse LU's fill); the empty
@@ -189,7 +193,7 @@ def brute_force_jsq(n, beta, levels):
     pi[keep], pi[j0] = x, 1.0
     pi /= pi.sum()
     res = float(np.abs(A.T @ pi).sum())
-    return BruteForceJSQ(n=n, beta=beta, lam_total=lam, levels=int(levels), states=S, pi=pi,
+    return BruteForceJSQ(n=n, beta=beta, lam_total=lam, levels=int(truncation), states=S, pi=pi,
                          blocked=float(pi[S[:, -1] == n].sum()), residual=res,
                          values=_values(S, pi, n))
 
@@ -213,7 +217,7 @@ class BruteForceConverged:
     blocked: float
 
 
-def brute_force_converged(n, beta, levels):
+def brute_force_converged(n: int, beta: float, truncation: int) -> BruteForceConverged:
     """The brute force at three successive caps ``L − 2, L − 1, L``, with the
     error of the last estimated by summing the geometric tail of its changes.
 
@@ -229,16 +233,16 @@ def brute_force_converged(n, beta, levels):
     ----------
     n : int
     beta : float
-    levels : int
+    truncation : int
         The highest cap ``L >= 4``.
 
     Returns
     -------
     BruteForceConverged
     """
-    L = _check_levels(levels)
+    L = _check_truncation(truncation)
     if L < 4:
-        raise ValueError(f"levels must be >= 4 (three caps >= 2), got {L}")
+        raise ValueError(f"truncation must be >= 4 (three caps >= 2), got {L}")
     runs = [brute_force_jsq(n, beta, k) for k in (L - 2, L - 1, L)]
     own, changes = {}, {}
     floor = 1e-14
@@ -260,7 +264,7 @@ def brute_force_converged(n, beta, levels):
                                states=int(last.states.shape[0]), blocked=last.blocked)
 
 
-def estimate_ratios(st, bf):
+def estimate_ratios(st: StationaryJSQ, bf: BruteForceConverged) -> dict:
     """Ratio of true error to error estimate for each quantity of a
     :func:`~qlib.halfin_whitt.chain.stationary_jsq` result ``st`` against a
     :class:`~qlib.halfin_whitt.brute.BruteForceConverged` ``bf`` at the same ``(n, β)``.

@@ -7,6 +7,9 @@ import numba
 import numpy as np
 
 from qlib.halfin_whitt._common import _check_beta, _check_n
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['erlang_c', 'halfin_whitt_alpha', 'jsq_d_fixed_point']
 
@@ -93,7 +96,7 @@ def erlang_c(n: int, lam: float | None = None, *, rho: float | None = None) -> f
     return float(b / (1.0 - rho * (1.0 - b)))
 
 
-def halfin_whitt_alpha(beta):
+def halfin_whitt_alpha(beta: ArrayLike) -> float | np.ndarray:
     """The Halfin–Whitt limit ``α(β) = [1 + βΦ(β)/φ(β)]⁻¹`` of Erlang C at the total rate ``λ_n = n − β√n``.
 
     ``erlang_c(n, n − β√n) → α(β)`` as ``n → ∞`` (Halfin & Whitt 1981).
@@ -135,7 +138,7 @@ def halfin_whitt_alpha(beta):
     return float(out) if out.ndim == 0 else out
 
 
-def jsq_d_fixed_point(n, beta, d):
+def jsq_d_fixed_point(n: int, beta: float, d: int) -> dict:
     """JSQ(d)'s mean-field fixed point at the total rate ``λ_n = n − β√n`` (per-server load ``ρ = 1 − β/√n``).
 
     The Vvedenskaya–Mitzenmacher prediction ``q_i = ρ^{(d^i − 1)/(d − 1)}`` (``q_i = ρ^i`` for

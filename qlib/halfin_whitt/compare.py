@@ -17,6 +17,13 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+    from qlib.halfin_whitt.jsq_d import JSQdResult
+    from qlib.stats.intervals import ReplicationCI
+    import numpy as np
 
 __all__ = ["pooled", "random_routing", "jsq_chain_row", "identity_gap", "replication_cis", "glue_slug",
            "coupled_gaps", "burn_in_halves"]
@@ -31,7 +38,7 @@ def _check(n, beta):
         raise ValueError(f"beta must be in (0, sqrt(n)), got {beta!r}")
 
 
-def pooled(n, beta):
+def pooled(n: int, beta: float) -> tuple[float, float, float]:
     """``(P(wait), E[W | wait], E[W])`` of the M/M/n queue at ``λ_n = n − β√n``.
 
     Examples
@@ -47,7 +54,7 @@ def pooled(n, beta):
     return p, 1 / (n - lam), p / (n - lam)
 
 
-def random_routing(n, beta):
+def random_routing(n: int, beta: float) -> tuple[float, float, float]:
     """``(P(wait), E[W | wait], E[W])`` of ``n`` independent M/M/1 queues at
     ``ρ_n = 1 − β/√n``.
 
@@ -69,7 +76,8 @@ def _means(row, n, beta):
     return lam, waiting, e_waiting, row["mean_q2"], e["mean_q2"]
 
 
-def jsq_chain_row(row, n, beta):
+def jsq_chain_row(row: Mapping, n: int, beta: float) -> tuple[tuple[float, float, float],
+                  tuple[float, float, float]]:
     """JSQ's ``(P(wait), E[W | wait], E[W])`` and their error estimates from a
     stored ``stationary_jsq`` row (keys ``mean_q2``, ``mean_wait`` or
     ``mean_waiting``, ``err``).
@@ -98,7 +106,7 @@ def jsq_chain_row(row, n, beta):
     return (q2 / lam, cw, w / lam), (eq2 / lam, ew / q2 + w * eq2 / q2**2, ew / lam)
 
 
-def identity_gap(row, n, beta):
+def identity_gap(row: Mapping, n: int, beta: float) -> float:
     """``|λ_n π(Q_1 = n) − E[Q_2]| / (λ_n e_P + e_Q2)`` of a stored row: the
     rate-balance identity's gap in units of its error estimates (below 1:
     the estimates cover it).
@@ -115,7 +123,7 @@ def identity_gap(row, n, beta):
     return abs(lam * row["p_wait"] - row["mean_q2"]) / (lam * e["p_wait"] + e["mean_q2"])
 
 
-def replication_cis(result, j=None):
+def replication_cis(result: JSQdResult, j: int | None = None) -> list[ReplicationCI]:
     """Student-t intervals over replications of ``(P(wait), E[W | wait], E[W])``
     of chain ``j`` of a :class:`~qlib.halfin_whitt.jsq_d.JSQdResult` (``None``:
     a result with one chain).
@@ -132,7 +140,7 @@ def replication_cis(result, j=None):
     return [replication_ci(pick(getattr(result, k))) for k in keys]
 
 
-def glue_slug(label):
+def glue_slug(label: str) -> str:
     """Letters, digits and dots of ``label``: a glue-key fragment.
 
     Examples
@@ -145,7 +153,7 @@ def glue_slug(label):
     return re.sub(r"[^A-Za-z0-9.]", "", label)
 
 
-def coupled_gaps(result, names, n):
+def coupled_gaps(result: JSQdResult, names: Sequence[str], n: int) -> dict:
     """Per-replication gaps of coupled chains to chain 0 (JSQ) of a
     :class:`~qlib.halfin_whitt.jsq_d.JSQdResult` run on common random numbers:
     ``name -> (CI of √n (P_j(wait) − P_0(wait)), CI of (E[Q_2]_j − E[Q_2]_0)/√n)``
@@ -166,7 +174,7 @@ def coupled_gaps(result, names, n):
             for j, name in enumerate(names) if j >= 1}
 
 
-def burn_in_halves(result):
+def burn_in_halves(result: JSQdResult) -> np.ndarray:
     """The block averages of ``P(wait)`` and ``Q_2`` of every chain of a
     :class:`~qlib.halfin_whitt.jsq_d.JSQdResult`, as an array
     ``(replications, blocks, columns)`` for

@@ -25,6 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from qlib.halfin_whitt.stationary import CONSTANTS, _points, intercept_weights, local_exponents
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Iterable
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+    from numpy.typing import ArrayLike
+    from qlib._types import Seed
+    from qlib.halfin_whitt.chain import StationaryJSQ
+    from qlib.halfin_whitt.stationary import OUGrid
 
 __all__ = ["WINDOWS", "GRID_NAME", "settled", "extrapolate_windows", "WindowedExtrapolation",
            "stationary_start", "bench_json", "chain_points", "tight_covers", "chain_extrapolations",
@@ -36,7 +45,7 @@ __all__ = ["WINDOWS", "GRID_NAME", "settled", "extrapolate_windows", "WindowedEx
 GRID_NAME = dict(zip(CONSTANTS, ("mean_x2", "mean_x2", "var_x1", "mean_x1x2")))
 
 
-def settled(exponents, rate=0.5, *, last=3, tol=0.1):
+def settled(exponents: ArrayLike, rate: float = 0.5, *, last: int = 3, tol: float = 0.1) -> bool:
     """Whether a sequence of local exponents has settled at ``rate``: its
     ``last`` values are within ``tol`` of ``rate`` and none is farther from it
     than the one before (a monotone approach).  A rate ``n^{−1}`` or
@@ -75,7 +84,9 @@ class WindowedExtrapolation:
     exponent_n: np.ndarray
 
 
-def extrapolate_windows(ns, y, err=None, *, n0s=WINDOWS, degree=2, min_points=5):
+def extrapolate_windows(ns: ArrayLike, y: ArrayLike, err: ArrayLike | None = None, *,
+                        n0s: Sequence[int] = WINDOWS, degree: int = 2,
+                        min_points: int = 5) -> WindowedExtrapolation:
     """Extrapolate exact finite-``n`` values to ``n = ∞`` by least-squares
     polynomials in ``x = n^{−1/2}`` on the windows ``n >= n₀``.
 
@@ -124,7 +135,8 @@ def extrapolate_windows(ns, y, err=None, *, n0s=WINDOWS, degree=2, min_points=5)
                                  weight_sums=ws, truncation=tr, exponents=p, exponent_n=pn)
 
 
-def stationary_start(st, seed):
+def stationary_start(st: StationaryJSQ,
+                     seed: int | Sequence[np.random.SeedSequence]) -> list[list[int]]:
     """Occupancy vectors ``[Q_1, Q_2, …]`` drawn from the law ``st.pi`` on
     ``st.states`` of a :func:`qlib.halfin_whitt.stationary_jsq <qlib.halfin_whitt.chain.stationary_jsq>` result, one
     per child of ``numpy.random.SeedSequence(seed)``: starts of simulations
@@ -157,14 +169,15 @@ def stationary_start(st, seed):
     return out
 
 
-def bench_json(name):
+def bench_json(name: str) -> dict:
     """The stored benchmark ``benchmarks/<name>`` (next to the ``qlib``
     package) as a dict; ``{}`` when the file does not exist."""
     path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / name
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def chain_points(chain, beta, key, tight=None):
+def chain_points(chain: Mapping, beta: float, key: str,
+                 tight: Mapping | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ns, y, err)`` of the constant ``key`` at ``beta`` from a stored
     chain file, the entries of ``tight`` (a finer solve) replacing those at
     the same ``n``.  Entries without values (the solver raised) are skipped."""
@@ -177,7 +190,7 @@ def chain_points(chain, beta, key, tight=None):
             np.array([rows[n]["err"][key] for n in ns]))
 
 
-def tight_covers(chain, tight, beta):
+def tight_covers(chain: Mapping, tight: Mapping | None, beta: float) -> bool:
     """Whether the finer solves ``tight`` hold every ``n >= WINDOWS[-1]`` of
     ``chain`` at ``beta`` (then they replace the whole estimate window; a
     window of mixed tolerances would put kinks into the local exponents)."""
@@ -186,7 +199,8 @@ def tight_covers(chain, tight, beta):
     return bool(big) and big <= have
 
 
-def chain_extrapolations(chain, betas, tight=None):
+def chain_extrapolations(chain: Mapping, betas: Iterable[float],
+                         tight: Mapping | None = None) -> dict:
     """:func:`~qlib.halfin_whitt.constants.extrapolate_windows` of every constant at every ``beta`` that
     has enough points, as a dict ``(beta, key) -> WindowedExtrapolation``;
     the finer solves ``tight`` are used at a ``beta`` only where they cover
@@ -204,7 +218,7 @@ def chain_extrapolations(chain, betas, tight=None):
     return out
 
 
-def chain_grid_ratios(extrap, grid):
+def chain_grid_ratios(extrap: Mapping, grid: Mapping) -> dict:
     """``(beta, key) -> (|chain − grid|, chain error + grid error)`` for each
     extrapolation; ``grid`` is the stored grid file (estimate, error)."""
     out = {}
@@ -215,7 +229,8 @@ def chain_grid_ratios(extrap, grid):
     return out
 
 
-def tight_shifts(chain, tight, beta):
+def tight_shifts(chain: Mapping, tight: Mapping,
+                 beta: float) -> list[tuple[int, str, float, float]]:
     """For every ``n`` solved at both tolerances: ``(n, key, |v − v_tight|,
     err)`` with ``err`` the error bound the coarser solve reported."""
     rows = []
@@ -226,7 +241,7 @@ def tight_shifts(chain, tight, beta):
     return rows
 
 
-def grid_coarse_fine(grid, fine, betas):
+def grid_coarse_fine(grid: Mapping, fine: Mapping, betas: Iterable[float]) -> float:
     """Largest ``|coarse − fine| / (sum of errors)`` of the grid
     extrapolations (``grid[b]``: OUStationary; ``fine``: the stored file)."""
     r = [abs(grid[b].estimate[m] - fine[str(b)]["estimate"][m])
@@ -235,7 +250,7 @@ def grid_coarse_fine(grid, fine, betas):
     return float(max(r))
 
 
-def grid_identities(fine, betas):
+def grid_identities(fine: Mapping, betas: Iterable[float]) -> np.ndarray:
     """``|Var(X_1) − 1 + βE[X_2]/2|`` and ``|E[X_1X_2] + βE[X_2]/2|`` of the
     stored grid values over their error bounds, one row per ``beta``."""
     out = []
@@ -247,7 +262,7 @@ def grid_identities(fine, betas):
     return np.array(out)
 
 
-def ks_to_grid(chain, g, beta):
+def ks_to_grid(chain: Mapping, g: OUGrid, beta: float) -> dict[int, float]:
     """Kolmogorov distance between the stored law of ``Q_2/√n`` of the chain
     and the grid's ``X_2`` (an :class:`~qlib.halfin_whitt.stationary.OUGrid`), for every stored ``n``."""
     ks = {}
@@ -259,14 +274,15 @@ def ks_to_grid(chain, g, beta):
     return ks
 
 
-def table_cell(v, e, note=""):
+def table_cell(v: float, e: float, note: str = "") -> str:
     """``'value ± error'`` with the error to two significant digits, and an
     optional note in parentheses."""
     d = max(0, 1 - int(math.floor(math.log10(e)))) if e > 0 else 6
     return f"{v:.{d}f} ± {e:.2g}" + (f" ({note})" if note else "")
 
 
-def stationary_replications(st, beta, reps, seed, *, t_end):
+def stationary_replications(st: StationaryJSQ, beta: float, reps: int, seed: Seed, *,
+                            t_end: float) -> np.ndarray:
     """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`, each
     started from a state drawn from the exact law ``st``
     (:func:`~qlib.halfin_whitt.constants.stationary_start`), so stationary from time 0 with no burn-in.
@@ -291,7 +307,7 @@ def stationary_replications(st, beta, reps, seed, *, t_end):
     return np.array([(r.mean_idle, r.mean_q2, r.p_wait * n) for r in runs]) / math.sqrt(n)
 
 
-def common_window_shift(chain, tight, beta, grid):
+def common_window_shift(chain: Mapping, tight: Mapping, beta: float, grid: Mapping) -> dict:
     """How the finer solves move the chain's extrapolation: the intercepts of
     the least-squares quadratic in ``n^{−1/2}`` through the ``n`` solved at
     both tolerances, from the coarse and from the fine values, and the grid's

@@ -8,6 +8,11 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib.halfin_whitt._common import _check_beta, _check_pos, _check_times, _check_x0, _seed32, _seed_record
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Callable
+    from collections.abc import Sequence
+    from qlib._types import Seed
 
 __all__ = ['reflected_ou', 'OUResult', 'reflected_ou_crn', 'OUCRN', 'ou_halving']
 
@@ -118,8 +123,10 @@ class OUResult:
     se_reliable: bool = True
 
 
-def reflected_ou(beta, x0, *, t_end, dt, seed=None, burn_in=0.0, record_dt=None,
-                 scheme="bridge", batches=None, forcing=None):
+def reflected_ou(beta: float, x0: Sequence[float], *, t_end: float, dt: float, seed: Seed = None,
+                 burn_in: float = 0.0, record_dt: float | None = None,
+                 scheme: str = "bridge", batches: int | None = None,
+                 forcing: float | Callable[..., float] | None = None) -> OUResult:
     """Simulate the reflected OU limit of JSQ in the Halfin–Whitt regime.
 
     ``dX_1 = √2 dB − β dt − (X_1 − X_2) dt − dU``, ``X_1 ≤ 0``,
@@ -325,7 +332,8 @@ class OUCRN:
         return out
 
 
-def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, seed=None):
+def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: float, depth: int = 3,
+                     burn_in: float = 0.0, block: float = 1.0, seed: Seed = None) -> OUCRN:
     """The bridge scheme of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` at ``dt, 2dt, 4dt, …``, with
     common random numbers, for the discretisation error of stationary means.
 
@@ -349,13 +357,13 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
         Horizon, ``> burn_in``.
     dt : float
         The finest step, ``> 0``.
-    levels : int
-        Number of levels, ``1 <= levels <= 8``.
+    depth : int
+        Number of coupled steps (levels ``dt, 2 dt, …``), ``1 <= depth <= 8``.
     burn_in : float
         Averages start here (rounded down to a multiple of the coarsest step).
     block : float
         Length of the blocks of the averages, rounded to a multiple of the
-        coarsest step ``dt · 2^(levels − 1)``.
+        coarsest step ``dt · 2^(depth − 1)``.
     seed : None, int or numpy.random.SeedSequence
 
     Returns
@@ -374,11 +382,11 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
     x1, x2 = _check_x0(x0)
     t_end, burn_in = _check_times(t_end, burn_in)
     dt = _check_pos("dt", dt)
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) \
-            or not 1 <= levels <= 8:
-        raise ValueError(f"levels must be an integer in [1, 8], got {levels!r}")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) \
+            or not 1 <= depth <= 8:
+        raise ValueError(f"depth must be an integer in [1, 8], got {depth!r}")
     block = _check_pos("block", block)
-    coarse = 1 << (int(levels) - 1)
+    coarse = 1 << (int(depth) - 1)
     block_fine = max(1, int(round(block / (dt * coarse)))) * coarse
     burn_fine = int(burn_in / (dt * coarse)) * coarse
     nblocks = (int(round(t_end / dt)) - burn_fine) // block_fine
@@ -386,15 +394,16 @@ def reflected_ou_crn(beta, x0, *, t_end, dt, levels=3, burn_in=0.0, block=1.0, s
         raise ValueError(f"t_end - burn_in must hold at least 2 blocks of {block_fine * dt:g}")
     nfine = burn_fine + nblocks * block_fine
     seed32, entropy = _seed32(seed)
-    mom = _ou_crn_kernel(seed32, beta, x1, x2, nfine, dt, int(levels), burn_fine,
+    mom = _ou_crn_kernel(seed32, beta, x1, x2, nfine, dt, int(depth), burn_fine,
                          block_fine, nblocks)
-    return OUCRN(beta=beta, dt=dt * 2.0 ** np.arange(levels), block=block_fine * dt,
+    return OUCRN(beta=beta, dt=dt * 2.0 ** np.arange(depth), block=block_fine * dt,
                  burn_in=burn_fine * dt, t_end=nfine * dt,
                  names=("x1", "x2", "x1x1", "x1x2", "x2x2"), moments=mom,
                  seed=_seed_record(seed, entropy))
 
 
-def ou_halving(beta, dt, *, t_end, burn_in, seed=None, scheme="bridge", halvings=2):
+def ou_halving(beta: float, dt: float, *, t_end: float, burn_in: float, seed: Seed = None,
+               scheme: str = "bridge", halvings: int = 2) -> dict[str, np.ndarray]:
     """Discretisation error of :func:`~qlib.halfin_whitt.diffusion.reflected_ou` by halving ``dt``.
 
     Runs the stationary scheme at ``dt, dt/2, …, dt/2^halvings`` (independent

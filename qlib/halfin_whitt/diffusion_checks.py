@@ -143,7 +143,7 @@ def identity_richardson(beta: float, *, t_end: float, dt: float, burn_in: float 
             raise ValueError(f"{name} must be > 0, got {v!r}")
     if not isinstance(burn_in, numbers.Real) or not burn_in >= 0:
         raise ValueError(f"burn_in must be >= 0, got {burn_in!r}")
-    r = reflected_ou_crn(beta, (-beta, 0.0), t_end=t_end + burn_in, dt=dt, levels=3,
+    r = reflected_ou_crn(beta, (-beta, 0.0), t_end=t_end + burn_in, dt=dt, depth=3,
                          burn_in=burn_in, block=block, seed=seed)
     rows = []
     for coef in IDENTITIES.values():

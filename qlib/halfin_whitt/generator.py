@@ -17,11 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.halfin_whitt.simulate import JSQResult
 
 __all__ = ["generator_gap", "martingale_increments"]
 
 
-def generator_gap(n, beta, *, points=60):
+def generator_gap(n: int, beta: float, *, points: int = 60) -> tuple[np.ndarray, ...]:
     """``L_n f − L f`` on the lattice box, with the bounds of the expansion.
 
     The box is ``−3 ≤ x_1 < 0 ≤ x_2 ≤ 3`` in the scaled coordinates
@@ -79,7 +82,8 @@ def generator_gap(n, beta, *, points=60):
     return Ln - L, hh * B, hh * R1, hh**2 * C, 16 * np.finfo(float).eps * lam
 
 
-def martingale_increments(result, beta, *, burn_in, dt):
+def martingale_increments(result: JSQResult, beta: float, *, burn_in: float,
+                          dt: float) -> np.ndarray:
     """Increments over unit intervals of the martingale part of ``X_1 + X_2``.
 
     ``M(t) = (X_1 + X_2)(t) − (X_1 + X_2)(0) + ∫_0^t (β + X_1(s)) ds`` is a

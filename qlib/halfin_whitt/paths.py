@@ -18,6 +18,13 @@ import numpy as np
 from scipy import stats as _st
 
 from qlib.halfin_whitt._common import _check_n
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Callable
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+    from numpy.typing import ArrayLike
+    from qlib.halfin_whitt.transient import TransientJSQ
 
 __all__ = ["overloaded_start", "chain_replications", "mminf_phase", "limit_replications",
            "limit_richardson", "limit_means", "LimitMeans", "grid_index", "shrink", "ExactMeans",
@@ -25,7 +32,7 @@ __all__ = ["overloaded_start", "chain_replications", "mminf_phase", "limit_repli
            "drain_checks", "harmonic", "interior_richardson_bias"]
 
 
-def overloaded_start(n):
+def overloaded_start(n: int) -> list[int]:
     """The overloaded start of ``ht_paths``: ``[Q_1, Q_2, Q_3] = [n, ⌈2√n⌉,
     ⌈√n⌉]``, so ``X(0) ≈ (0, 2)`` and ``Q_3(0)/√n ≈ 1``."""
     n = _check_n(n)
@@ -33,7 +40,8 @@ def overloaded_start(n):
     return [n, int(math.ceil(2 * s)), int(math.ceil(s))]
 
 
-def chain_replications(n, beta, reps, seed0, *, t_end, record_dt, initial=None):
+def chain_replications(n: int, beta: float, reps: int, seed0: int, *, t_end: float,
+                       record_dt: float, initial: Sequence[int] | None = None) -> dict:
     """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>` (seeds
     ``seed0, seed0 + 1, …``) recorded on the grid ``record_dt``.
 
@@ -59,7 +67,8 @@ def chain_replications(n, beta, reps, seed0, *, t_end, record_dt, initial=None):
     return out
 
 
-def mminf_phase(runs, n, beta, sds=8.0):
+def mminf_phase(runs: Mapping, n: int, beta: float, sds: float = 8.0) -> tuple[np.ndarray,
+                np.ndarray, np.ndarray]:
     """The M/M/∞ phase of runs from the empty start: at the recorded times
     ``t > 0`` where the exact mean of ``X_1`` (``Q_1`` Poisson with mean
     ``λ_n (1 − e^{−t})``) lies at least ``sds`` standard deviations below 0.
@@ -87,7 +96,9 @@ def mminf_phase(runs, n, beta, sds=8.0):
     return runs["x1"][:, far].mean(0), sd[far] / math.sqrt(runs["reps"]), mean[far]
 
 
-def limit_replications(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.25):
+def limit_replications(beta: float, x0: Sequence[float], paths: int, dt: float, t_end: float,
+                       seed0: int, *, forcing: float | Callable[..., float] | None = None,
+                       record_dt: float = 0.25) -> dict:
     """``paths`` independent runs of :func:`qlib.halfin_whitt.reflected_ou <qlib.halfin_whitt.diffusion.reflected_ou>`
     (bridge scheme, step ``dt``, seeds ``seed0, seed0 + 1, …``).
 
@@ -115,7 +126,7 @@ class LimitMeans:
     step: dict
 
 
-def limit_richardson(fine, coarse):
+def limit_richardson(fine: Mapping, coarse: Mapping) -> LimitMeans:
     """Richardson extrapolation in the step of two independent sets of
     limit paths (:func:`~qlib.halfin_whitt.paths.limit_replications` at ``dt`` and ``2 dt``)."""
     if not math.isclose(coarse["dt"], 2 * fine["dt"]):
@@ -133,7 +144,9 @@ def limit_richardson(fine, coarse):
     return LimitMeans(mean=mean, se=se, df=df, step=step)
 
 
-def limit_means(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.25):
+def limit_means(beta: float, x0: Sequence[float], paths: int, dt: float, t_end: float, seed0: int,
+                *, forcing: float | Callable[..., float] | None = None,
+                record_dt: float = 0.25) -> LimitMeans:
     """:func:`~qlib.halfin_whitt.paths.limit_richardson` of ``paths`` runs at ``dt`` (seeds from
     ``seed0``) and ``paths`` independent runs at ``2 dt`` (seeds from
     ``seed0 + 10⁶``)."""
@@ -144,7 +157,8 @@ def limit_means(beta, x0, paths, dt, t_end, seed0, *, forcing=None, record_dt=0.
     return limit_richardson(fine, coarse)
 
 
-def interior_richardson_bias(x0, beta, dt, times):
+def interior_richardson_bias(x0: Sequence[float], beta: float, dt: float,
+                             times: ArrayLike) -> np.ndarray:
     """Bias of ``2 m(dt) − m(2dt)`` for the mean of ``X_1`` started at
     ``x0 = (x1, 0)`` while no path has touched the boundary, where the
     scheme's mean follows ``m' = m + dt (−β − m)`` exactly and the diffusion's
@@ -158,7 +172,7 @@ def interior_richardson_bias(x0, beta, dt, times):
     return 2 * fine - coarse - exact
 
 
-def grid_index(times, tt):
+def grid_index(times: np.ndarray, tt: ArrayLike) -> np.ndarray:
     """Indices of the recorded ``times`` at the times ``tt`` (which must be on
     the grid up to ``1e-9``)."""
     i = np.searchsorted(times, np.asarray(tt) - 1e-9)
@@ -167,7 +181,7 @@ def grid_index(times, tt):
     return i
 
 
-def shrink(d, allowance):
+def shrink(d: ArrayLike, allowance: ArrayLike) -> np.ndarray:
     """A difference moved towards 0 by a known bound on its bias."""
     return np.sign(d) * np.maximum(np.abs(d) - allowance, 0.0)
 
@@ -184,14 +198,15 @@ class ExactMeans:
     error: np.ndarray
 
 
-def exact_means(r):
+def exact_means(r: TransientJSQ | Mapping) -> ExactMeans:
     """An :class:`~qlib.halfin_whitt.paths.ExactMeans` from a ``TransientJSQ`` or a stored dict."""
     get = (lambda k: r[k]) if isinstance(r, dict) else (lambda k: getattr(r, k))
     return ExactMeans(*(np.asarray(get(k), dtype=float)
                         for k in ("times", "mean_x1", "mean_x2", "error")))
 
 
-def exact_comparison(exact, chain, cap=150):
+def exact_comparison(exact: Mapping, chain: Mapping, cap: float = 150) -> tuple[np.ndarray,
+                     np.ndarray, np.ndarray, np.ndarray]:
     """Simulated chain against exact means, as inputs of
     :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`.
 
@@ -223,7 +238,8 @@ def exact_comparison(exact, chain, cap=150):
     return d[keep], se[keep], np.minimum(df[keep], cap), err
 
 
-def bias_bound(exact, lim, key, level=0.99):
+def bias_bound(exact: ExactMeans, lim: LimitMeans, key: str,
+               level: float = 0.99) -> tuple[np.ndarray, np.ndarray]:
     """Upper bound on ``|b_n(t)|``, the chain's bias against the limit, at
     the exact ``n``: ``|exact − limit| + t_{(1+level)/2} se + error/2`` with
     the exact value at the middle of its bracket and the limit's Richardson
@@ -241,7 +257,8 @@ def bias_bound(exact, lim, key, level=0.99):
     return bhat, np.abs(bhat) + q * s + exact.error / 2
 
 
-def limit_comparison(chain, lim, times, allowance, cap=150):
+def limit_comparison(chain: Mapping, lim: LimitMeans, times: ArrayLike, allowance: Sequence[float],
+                     cap: float = 150) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Simulated chain against the limit's Richardson means at ``times``,
     each difference shrunk by ``allowance`` (one value per coordinate).
 
@@ -270,12 +287,13 @@ def limit_comparison(chain, lim, times, allowance, cap=150):
     return d[keep], se[keep], np.minimum(np.nan_to_num(df[keep], nan=1.0), cap)
 
 
-def harmonic(j):
+def harmonic(j: int) -> float:
     """``H_j = Σ_{i <= j} 1/i``."""
     return float(np.sum(1.0 / np.arange(1, int(j) + 1)))
 
 
-def drain_checks(c, n, eps=0.1, grid=0.01, t0_recorded=True):
+def drain_checks(c: Mapping, n: int, eps: float = 0.1, grid: float = 0.01,
+                 t0_recorded: bool = True) -> tuple[list, list, list, tuple]:
     """The checks of the drain of ``Q_3`` from the overloaded start against
     the pure death process (``prop-ht-paths-drain``), for runs ``c`` of
     :func:`~qlib.halfin_whitt.paths.chain_replications` recorded every ``grid``.

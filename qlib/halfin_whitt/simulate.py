@@ -19,40 +19,60 @@ __all__ = ['simulate_jsq', 'JSQResult']
 
 # ---------------------------------------------------------------- simulation
 
+# the kernel's state between slices of the horizon (progress=True runs it in
+# slices; each call goes on from the stored state, so the draws and sums are
+# those of one call): integers and floats
+_S, _N, _NW, _CB, _IREC, _EV, _ARRS, _OVF, _PEND, _DONE = range(10)
+_NEXTB, _CUMW, _T, _T3, _TN = range(5)
+
+
 @numba.njit(cache=True)
 def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
-                max_waits):
+                slice_end, acc, arr, warr, waits, paths, ist, fst):
     # Q[0] = n, Q[1..K] the occupancy counts, Q[K+1] = 0 stays a sentinel.
-    np.random.seed(seed)
-    s = 0  # length of a shortest queue: largest i with Q[i] == n
-    while s < K and Q[s + 1] == n:
-        s += 1
-    N = 0  # number of tasks
-    for i in range(1, K + 1):
-        N += Q[i]
-    sq = math.sqrt(n)
     # per slice of the window (nfine equal slices, grouped into batches
-    # afterwards): ∫ idle, Q_2, Q_3, waiting tasks (N - Q_1), 1{Q_1 = n} dt,
-    # and the arrivals and waiting arrivals in the slice
-    acc = np.zeros((nfine, 5))
-    arr = np.zeros(nfine)
-    warr = np.zeros(nfine)
-    waits = np.empty(max_waits)
-    nw = 0
-    paths = np.zeros((nrec, 4))
+    # afterwards) acc holds ∫ idle, Q_2, Q_3, waiting tasks (N - Q_1),
+    # 1{Q_1 = n} dt, and arr, warr the arrivals and waiting arrivals in it.
+    # seed >= 0: a fresh run; seed < 0: go on from ist, fst (numba's random
+    # stream, thread-local, goes on too). Returns at the first event at or
+    # after slice_end (kept pending for the next call) or at t_end.
+    sq = math.sqrt(n)
+    max_waits = waits.size
     blen = (t_end - burn_in) / nfine
-    cb = 0
-    nextb = burn_in + blen if nfine > 1 else t_end
-    cumw = 0.0  # ∫_0^t (N - Q_1) ds, the waiting accrued by time t
-    t = 0.0
-    irec = 0
-    events = 0
-    arrivals = 0
-    overflow = 0
-    t3 = 0.0 if Q[3] == 0 else -1.0  # first time Q_3 = 0
+    if seed >= 0:
+        np.random.seed(seed)
+        s = 0  # length of a shortest queue: largest i with Q[i] == n
+        while s < K and Q[s + 1] == n:
+            s += 1
+        N = 0  # number of tasks
+        for i in range(1, K + 1):
+            N += Q[i]
+        nw = 0
+        cb = 0
+        nextb = burn_in + blen if nfine > 1 else t_end
+        cumw = 0.0  # ∫_0^t (N - Q_1) ds, the waiting accrued by time t
+        t = 0.0
+        irec = 0
+        events = 0
+        arrivals = 0
+        overflow = 0
+        pend = 0
+        tn = 0.0
+        t3 = 0.0 if Q[3] == 0 else -1.0  # first time Q_3 = 0
+    else:
+        s, N, nw, cb, irec = ist[_S], ist[_N], ist[_NW], ist[_CB], ist[_IREC]
+        events, arrivals, overflow, pend = ist[_EV], ist[_ARRS], ist[_OVF], ist[_PEND]
+        nextb, cumw, t, t3, tn = fst[_NEXTB], fst[_CUMW], fst[_T], fst[_T3], fst[_TN]
+    done = 0
     while True:
         rate = lam + Q[1]
-        tn = t + np.random.exponential(1.0 / rate)
+        if pend:
+            pend = 0
+        else:
+            tn = t + np.random.exponential(1.0 / rate)
+            if slice_end <= tn < t_end:
+                pend = 1
+                break
         tc = tn if tn < t_end else t_end
         wq = N - Q[1]
         while irec < nrec and irec * rec_dt <= tc:
@@ -80,6 +100,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
                 nextb = burn_in + (cb + 1) * blen if cb < nfine - 1 else t_end
         cumw += (tc - t) * wq
         if tn >= t_end:
+            done = 1
             break
         t = tn
         events += 1
@@ -87,6 +108,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
         if u < lam:  # arrival joins a queue of length s
             if s + 1 > K:
                 overflow = 1
+                done = 1
                 break
             if t >= burn_in:
                 arr[cb] += 1
@@ -118,7 +140,9 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
                 s = i - 1
             if i == 3 and Q[3] == 0 and t3 < 0:
                 t3 = t
-    return acc, arr, warr, waits[:nw], paths, events, arrivals, cumw, t3, overflow
+    ist[_S], ist[_N], ist[_NW], ist[_CB], ist[_IREC] = s, N, nw, cb, irec
+    ist[_EV], ist[_ARRS], ist[_OVF], ist[_PEND], ist[_DONE] = events, arrivals, overflow, pend, done
+    fst[_NEXTB], fst[_CUMW], fst[_T], fst[_T3], fst[_TN] = nextb, cumw, t, t3, tn
 
 
 @dataclass(frozen=True, repr=False)
@@ -300,7 +324,7 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
 def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: object = None,
                  initial: object = None, record_dt: float | None = None,
                  batches: int | None = None, max_waits: int = 100_000,
-                 levels: int = 64) -> JSQResult:
+                 capacity: int = 64, progress: bool = False) -> JSQResult:
     """Simulate JSQ on ``n`` servers (complete graph) in the Halfin–Whitt regime.
 
     Exact event-driven simulation of the occupancy chain ``(Q_1, Q_2, …)``
@@ -332,8 +356,11 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         ``batches=20``), with no check that they are long enough.
     max_waits : int
         At most this many waiting times are kept.
-    levels : int
+    capacity : int
         Largest queue length the kernel can hold.
+    progress : bool, default False
+        Show a tqdm progress bar over simulated time (the run is cut into
+        slices; the result is the same, bit for bit).
 
     Returns
     -------
@@ -401,14 +428,14 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     if isinstance(max_waits, bool) or not isinstance(max_waits, numbers.Integral) \
             or max_waits < 0:
         raise ValueError(f"max_waits must be an integer >= 0, got {max_waits!r}")
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 3:
-        raise ValueError(f"levels must be an integer >= 3, got {levels!r}")
-    levels = int(levels)
-    V.check_arrays({"levels": (levels, 8 * levels), "max_waits": (max_waits, 8 * max_waits)}, what="simulate_jsq's arrays")
-    Q = np.zeros(levels + 2, np.int64)
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 3:
+        raise ValueError(f"capacity must be an integer >= 3, got {capacity!r}")
+    capacity = int(capacity)
+    V.check_arrays({"capacity": (capacity, 8 * capacity), "max_waits": (max_waits, 8 * max_waits)}, what="simulate_jsq's arrays")
+    Q = np.zeros(capacity + 2, np.int64)
     Q[0] = n
     if initial is not None:
-        q = V.occupancy_counts(initial, n, max_len=levels, cap_name="levels")
+        q = V.occupancy_counts(initial, n, max_len=capacity, cap_name="capacity")
         Q[1:q.size + 1] = q
     if record_dt is not None:
         record_dt = _check_pos("record_dt", record_dt)
@@ -421,12 +448,31 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     w0 = time.perf_counter()
     nfine = _JSQ_FINE if batches is None else batches
     compile_notice(_jsq_kernel, "simulate_jsq")
-    acc, arr, warr, waits, paths, events, arrivals, cumw, t3, overflow = _jsq_kernel(
-        seed32, n, lam, t_end, burn_in, Q, levels, nfine, record_dt, nrec,
-        int(max_waits))
+    acc, arr, warr = np.zeros((nfine, 5)), np.zeros(nfine), np.zeros(nfine)
+    waits, paths = np.empty(int(max_waits)), np.zeros((nrec, 4))
+    ist, fst = np.zeros(10, np.int64), np.zeros(5)
+    nslices, bar = 1, None
+    if progress:
+        from tqdm.auto import tqdm
+        nslices = 100
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate_jsq n={n}")
+    try:
+        for j in range(1, nslices + 1):
+            slice_end = t_end if j == nslices else t_end * j / nslices
+            _jsq_kernel(seed32 if j == 1 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,
+                        record_dt, nrec, slice_end, acc, arr, warr, waits, paths, ist, fst)
+            if bar is not None:
+                bar.update(slice_end - bar.n)
+            if ist[_DONE]:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    waits = waits[:ist[_NW]]
+    events, arrivals, cumw, t3, overflow = ist[_EV], ist[_ARRS], fst[_CUMW], fst[_T3], ist[_OVF]
     wall = time.perf_counter() - w0
     if overflow:
-        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+        raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
     window = t_end - burn_in
     f = _jsq_batch_fields(acc, arr, warr, window, batches)
     m = acc.sum(axis=0) / window
@@ -449,6 +495,6 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         x3=paths[:, 2].copy() if nrec else None,
         cum_wait_path=paths[:, 3].copy() if nrec else None,
         t_q3_zero=float(t3) if t3 >= 0 else float("nan"),
-        final=Q[1:levels + 1][Q[1:levels + 1] > 0].copy(),
+        final=Q[1:capacity + 1][Q[1:capacity + 1] > 0].copy(),
         events=int(events), arrivals=int(arrivals), wall_time=wall,
         seed=_seed_record(seed, entropy))

@@ -45,6 +45,12 @@ import numba
 import numpy as np
 
 from qlib import _validate as V
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Mapping
+    from numpy.typing import ArrayLike
+    from qlib.halfin_whitt.chain import StationaryJSQ
+    from qlib.halfin_whitt.diffusion import OUCRN
 
 __all__ = ["ou_stationary_grid", "OUGrid", "ou_stationary", "OUStationary",
            "default_box", "chain_constants", "CONSTANTS", "extrapolate_inv_sqrt",
@@ -67,7 +73,7 @@ def _check_pos(name, x):
     return V.positive(x, name)
 
 
-def default_box(beta):
+def default_box(beta: float) -> tuple[float, float]:
     """Truncation box ``(x1_min, x2_max)`` for ``beta``.
 
     ``X_1`` has a Gaussian lower tail about ``−β`` (drift ``≥ −β − x_1``), and
@@ -215,7 +221,8 @@ def _level_reduction(beta, h, I, J):
     return R
 
 
-def ou_stationary_grid(beta, h, *, x1_min=None, x2_max=None):
+def ou_stationary_grid(beta: float, h: float, *, x1_min: float | None = None,
+                       x2_max: float | None = None) -> OUGrid:
     """Stationary law of the Markov chain approximation of the reflected OU
     limit on the grid of step ``h`` (see the module docstring).
 
@@ -328,10 +335,11 @@ class OUStationary:
         return self.error
 
 
-def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="finest"):
+def ou_stationary(beta: float, h0: float = 0.08, *, depth: int = 4, x1_min: float | None = None,
+                  x2_max: float | None = None, keep: str = "finest") -> OUStationary:
     """Stationary moments of the reflected OU limit, extrapolated to ``h → 0``.
 
-    Solves :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` at ``h0, h0/2, …`` (``levels`` steps)
+    Solves :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid` at ``h0, h0/2, …`` (``depth`` steps)
     and extrapolates each moment assuming ``m(h) = m + a h + b h² + O(h³)``.
 
     Parameters
@@ -340,8 +348,8 @@ def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="fi
         ``beta > 0``.
     h0 : float
         Coarsest step, ``<= 0.5``.
-    levels : int
-        Number of steps, ``3 <= levels <= 8``.
+    depth : int
+        Number of steps, ``3 <= depth <= 8``.
     x1_min, x2_max : float, optional
         Truncation box (see :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid`).
     keep : {"finest", "all"}
@@ -354,15 +362,15 @@ def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="fi
         the second-order Richardson value ``(8 m(h/4) − 6 m(h/2) + m(h))/3``
         from the three finest steps, and ``error`` is the larger of its
         distance to the first-order value ``2 m(h/4) − m(h/2)`` and to the
-        second-order value from the three coarser steps (when ``levels >= 4``).
+        second-order value from the three coarser steps (when ``depth >= 4``).
     """
     beta = _check_beta(beta)
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) \
-            or not 3 <= levels <= 8:
-        raise ValueError(f"levels must be an integer in [3, 8], got {levels!r}")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) \
+            or not 3 <= depth <= 8:
+        raise ValueError(f"depth must be an integer in [3, 8], got {depth!r}")
     if keep not in ("finest", "all"):
         raise ValueError(f"keep must be 'finest' or 'all', got {keep!r}")
-    hs = tuple(float(h0) / 2**k for k in range(levels))
+    hs = tuple(float(h0) / 2**k for k in range(depth))
     grids = [ou_stationary_grid(beta, h, x1_min=x1_min, x2_max=x2_max) for h in hs]
     values, est, err, order = {}, {}, {}, {}
     for name in _NAMES:
@@ -371,7 +379,7 @@ def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="fi
         r2 = (8 * m[-1] - 6 * m[-2] + m[-3]) / 3
         r1 = 2 * m[-1] - m[-2]
         e = abs(r2 - r1)
-        if levels >= 4:
+        if depth >= 4:
             e = max(e, abs(r2 - (8 * m[-2] - 6 * m[-3] + m[-4]) / 3))
         est[name], err[name] = float(r2), float(e)
         d = np.diff(m)
@@ -381,7 +389,7 @@ def ou_stationary(beta, h0=0.08, *, levels=4, x1_min=None, x2_max=None, keep="fi
                         order=order, grids=tuple(grids) if keep == "all" else (grids[-1],))
 
 
-def chain_constants(st):
+def chain_constants(st: StationaryJSQ) -> dict:
     """The scaled stationary constants of the finite-``n`` JSQ chain.
 
     Parameters
@@ -460,7 +468,7 @@ class Extrapolation:
     exponent_n: np.ndarray
 
 
-def intercept_weights(ns, degree=2):
+def intercept_weights(ns: ArrayLike, degree: int = 2) -> np.ndarray:
     """Weights ``w`` with ``a = w @ y`` for the least-squares polynomial
     ``a + b x + … `` of degree ``degree`` in ``x = n^{−1/2}`` through ``(ns, y)``.
 
@@ -500,7 +508,7 @@ def _points(ns, y, err):
     return ns, y, e
 
 
-def local_exponents(ns, y):
+def local_exponents(ns: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Local rates ``p`` of ``y = a + b n^{−p}`` through each three
     consecutive points (NaN where no ``p`` in ``[0.05, 3]`` fits), and the
     middle ``n`` of each triple."""
@@ -509,7 +517,8 @@ def local_exponents(ns, y):
     return p, ns[1:-1].copy()
 
 
-def extrapolate_inv_sqrt(ns, y, *, err=None):
+def extrapolate_inv_sqrt(ns: ArrayLike, y: ArrayLike, *,
+                         err: ArrayLike | None = None) -> Extrapolation:
     """Extrapolate exact finite-``n`` values ``y(n)`` to ``n = ∞`` in
     ``x = n^{−1/2}`` (all points; see :func:`~qlib.halfin_whitt.constants.extrapolate_windows` for the
     windowed rule the book uses).
@@ -550,7 +559,7 @@ def extrapolate_inv_sqrt(ns, y, *, err=None):
                          intercepts=tuple(fits), exponents=p, exponent_n=pn)
 
 
-def crn_functionals(beta):
+def crn_functionals(beta: float) -> dict[str, dict[str, float]]:
     """Coefficients (for ``OUCRN.series``) of ``E[X_2]``, ``Var(X_1)``
     and ``E[X_1 X_2]``, keyed like :data:`~qlib.halfin_whitt.stationary.CONSTANTS` (``c`` and ``q2`` both
     have the limit ``E[X_2]``).  ``Var(X_1) = E[(X_1 + β)²]`` uses
@@ -578,7 +587,7 @@ class CRNEstimate:
     step_se: float
 
 
-def crn_extrapolate(res, coef):
+def crn_extrapolate(res: OUCRN, coef: Mapping[str, float]) -> CRNEstimate:
     """Richardson extrapolation in ``dt`` of one stationary mean from a
     :func:`qlib.halfin_whitt.reflected_ou_crn <qlib.halfin_whitt.diffusion.reflected_ou_crn>` result with 3 levels or more.
 

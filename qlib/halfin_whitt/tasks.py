@@ -28,6 +28,10 @@ from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import Seed
 
 __all__ = ["simulate_tasks", "TasksResult", "thinned_waits"]
 
@@ -71,8 +75,9 @@ def _heap_pop(ht, hs, size):
 
 
 @numba.njit(cache=True)
-def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
-    # nbatch equal slices of the window; the Python layer groups them into batches
+def _tasks_init(seed, n, lam, X0, K, nbatch, max_waits):
+    # the state of a fresh run (_tasks_run goes on from it): the draws of the
+    # busy servers' first departures and of the first arrival
     np.random.seed(seed)
     # order: servers sorted by queue length; start[k]: first index of length k
     X = X0.copy()
@@ -105,17 +110,33 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
     ti = np.zeros((nbatch, 5))
     rec = np.full((max_waits, 4), np.nan)    # arrival, ahead, wait, response
     nw = 0
-    blen = (t_end - burn_in) / nbatch
     t = 0.0
     t_arr = np.random.exponential(1.0 / lam)
-    pending = 0
-    events = 0
-    overflow = 0
+    ist = np.array([m, size, N, nw, 0, 0, 0, 0], np.int64)   # see _tasks_run
+    fst = np.array([t, t_arr])
+    return X, order, pos, start, buf_a, buf_b, buf_r, head, ht, hs, tk, ti, rec, ist, fst
+
+
+@numba.njit(cache=True)
+def _tasks_run(n, lam, t_end, burn_in, K, nbatch, slice_end, X, order, pos, start, buf_a,
+               buf_b, buf_r, head, ht, hs, tk, ti, rec, ist, fst):
+    # nbatch equal slices of the window; the Python layer groups them into batches.
+    # Goes on from ist = (m, size, N, nw, pending, events, overflow, done) and
+    # fst = (t, t_arr) until the first event at or after slice_end (no draw is
+    # made before it, so slicing the horizon changes nothing) or the end.
+    max_waits = rec.shape[0]
+    m, size, N, nw, pending, events, overflow = ist[0], ist[1], ist[2], ist[3], ist[4], ist[5], ist[6]
+    t, t_arr = fst[0], fst[1]
+    blen = (t_end - burn_in) / nbatch
+    done = 1
     while True:
         arrival = t_arr <= t_end and (size == 0 or t_arr < ht[0])
         if not arrival and size == 0:
             break
         te = t_arr if arrival else ht[0]
+        if slice_end < t_end and te >= slice_end:
+            done = 0
+            break
         # time integrals over [t, te] ∩ [burn_in, t_end]
         a = t if t > burn_in else burn_in
         e_all = te if te < t_end else t_end
@@ -213,7 +234,9 @@ def _tasks_kernel(seed, n, lam, t_end, burn_in, X0, K, nbatch, max_waits):
                     if r >= 0:
                         rec[r, 2] = w
                 size = _heap_push(ht, hs, size, t + np.random.exponential(1.0), s)
-    return tk, ti, rec[:nw], events, overflow, X
+    ist[0], ist[1], ist[2], ist[3], ist[4], ist[5], ist[6] = m, size, N, nw, pending, events, overflow
+    ist[7] = done
+    fst[0], fst[1] = t, t_arr
 
 
 @dataclass(frozen=True, repr=False)
@@ -374,8 +397,10 @@ def _tasks_batches(tk, ti, window, batches):
                                batches=batches, stacklevel=3)
 
 
-def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
-                   batches=None, max_waits=1_000_000, levels=32):
+def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
+                   initial: ArrayLike | None = None,
+                   batches: int | None = None, max_waits: int = 1_000_000,
+                   capacity: int = 32, progress: bool = False) -> TasksResult:
     """Follow every task of JSQ on ``n`` servers with per-server FIFO queues.
 
     Exact event-driven simulation: Poisson arrivals of rate
@@ -417,9 +442,12 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         independent replications).
     max_waits : int
         At most this many waiting tasks are recorded one by one.
-    levels : int
+    capacity : int
         Largest queue length a server can hold (``>= 2``); RuntimeError if
         exceeded.
+    progress : bool, default False
+        Show a tqdm progress bar over simulated time (the run is cut into
+        slices; the result is the same, bit for bit).
 
     Returns
     -------
@@ -430,7 +458,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     TypeError, ValueError
         For a bad argument, naming it.
     RuntimeError
-        If a queue would exceed ``levels``.
+        If a queue would exceed ``capacity``.
 
     Examples
     --------
@@ -444,22 +472,39 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
     if batches is not None:
         batches = _check_int("batches", batches, 2)
     max_waits = _check_int("max_waits", max_waits, 0)
-    levels = _check_int("levels", levels, 2)
-    V.check_arrays({"n": (n, n * (24 * (levels + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
+    capacity = _check_int("capacity", capacity, 2)
+    V.check_arrays({"n": (n, n * (24 * (capacity + 1) + 80)), "max_waits": (max_waits, 32 * max_waits)}, what="simulate_tasks' per-server FIFO queues")
     X0 = np.zeros(n, np.int64)
     if initial is not None:
-        q = V.occupancy_counts(initial, n, max_len=levels - 1, cap_name="levels - 1")
+        q = V.occupancy_counts(initial, n, max_len=capacity - 1, cap_name="capacity - 1")
         for qi in q:
             X0[:int(qi)] += 1
     seed32, entropy = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nslice = _TASKS_FINE if batches is None else batches
-    tk, ti, rec, events, overflow, X = _tasks_kernel(
-        seed32, n, lam, t_end, burn_in, X0, levels + 1, nslice, max_waits)
+    state = _tasks_init(seed32, n, lam, X0, capacity + 1, nslice, max_waits)
+    X, tk, ti, rec, ist = state[0], state[10], state[11], state[12], state[13]
+    nslices, bar = 1, None
+    if progress:
+        from tqdm.auto import tqdm
+        nslices = 100
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate_tasks n={n}")
+    try:
+        for j in range(1, nslices + 1):
+            slice_end = t_end if j == nslices else t_end * j / nslices
+            _tasks_run(n, lam, t_end, burn_in, capacity + 1, nslice, slice_end, *state)
+            if bar is not None:
+                bar.update(slice_end - bar.n)
+            if ist[7]:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    rec, events, overflow = rec[:ist[3]], ist[5], ist[6]
     wall = time.perf_counter() - w0
     if overflow:
-        raise RuntimeError(f"a queue exceeded levels = {levels}; rerun with more levels")
+        raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
     arr, wt = tk[:, 0].sum(), tk[:, 1].sum()
     nan = float("nan")
     window = t_end - burn_in
@@ -481,7 +526,7 @@ def simulate_tasks(n, beta, *, t_end, burn_in=0.0, seed=None, initial=None,
         final=X, events=int(events), wall_time=wall, seed=_seed_record(seed, entropy))
 
 
-def thinned_waits(result):
+def thinned_waits(result: TasksResult) -> tuple[np.ndarray, np.ndarray]:
     """Waits of waiting tasks thinned so that they are independent given their aheads.
 
     Keep a waiting task when it arrives after the previously kept task

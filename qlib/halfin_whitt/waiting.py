@@ -16,6 +16,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Sequence
+    from numpy.typing import ArrayLike
 
 __all__ = ["wls", "intercept_model_bias", "shrink", "ratio_se", "transient_cumulative_wait",
            "CumulativeWait"]
@@ -29,7 +33,7 @@ def _arr(x, name):
     return a
 
 
-def wls(X, y, se):
+def wls(X: ArrayLike, y: ArrayLike, se: ArrayLike) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted least squares ``y ≈ X b`` with weights ``1/se²``.
 
     Parameters
@@ -68,7 +72,8 @@ def wls(X, y, se):
     return coef, cov, float(np.sum(w * (y - X @ coef) ** 2))
 
 
-def intercept_model_bias(n_exact, y_exact, x, se):
+def intercept_model_bias(n_exact: ArrayLike, y_exact: ArrayLike, x: ArrayLike,
+                         se: ArrayLike) -> float:
     """Bias of the weighted intercept of ``c + d x`` fitted at ``x`` (``x = n^{-1/2}``)
     from the ``e x² + f x³`` terms of a cubic fitted to exact values.
 
@@ -105,7 +110,7 @@ def intercept_model_bias(n_exact, y_exact, x, se):
     return float(a @ (e * x**2 + f * x**3))
 
 
-def shrink(est, target, allowance):
+def shrink(est: ArrayLike, target: ArrayLike, allowance: ArrayLike) -> np.ndarray:
     """Move ``est`` towards ``target`` by at most ``allowance`` (a bias
     allowance before a significance test); never past the target.
 
@@ -121,7 +126,7 @@ def shrink(est, target, allowance):
     return np.asarray(target, float) + np.sign(d) * np.maximum(np.abs(d) - allowance, 0)
 
 
-def ratio_se(num, den):
+def ratio_se(num: ArrayLike, den: ArrayLike) -> tuple[float, float, int]:
     """``Σ num / Σ den`` from batch averages, its delta-method s.e. and degrees of freedom.
 
     Parameters
@@ -164,7 +169,8 @@ class CumulativeWait:
     error: np.ndarray
 
 
-def transient_cumulative_wait(n, beta, initial, t_end, *, dt=0.05):
+def transient_cumulative_wait(n: int, beta: float, initial: Sequence[int], t_end: float, *,
+                              dt: float = 0.05) -> CumulativeWait:
     """Exact ``E W_n(t) = ∫_0^t E[N − Q_1](s) ds`` of the JSQ chain started
     without queues of length three (``Q_3(0) = 0``, so ``N − Q_1 = Q_2`` on the
     whole path), by :func:`~qlib.halfin_whitt.transient.transient_jsq` on a time

@@ -365,11 +365,11 @@ def gap_structure(lam: float, degrees: DegreeDistribution,
                         float(enclosure), edge_below)
 
 
-def offdiagonal_min(lam: float, *, trials: int = 200, max_degree: int = 6, levels: int = 8,
+def offdiagonal_min(lam: float, *, trials: int = 200, max_degree: int = 6, truncation: int = 8,
                     h: float = 1e-5, seed: int = 14) -> float:
     """Smallest off-diagonal entry of the drift's Jacobian, by central differences.
 
-    At ``trials`` random states (``levels`` decreasing values in ``(h, 1 − h)``)
+    At ``trials`` random states (``truncation`` decreasing values in ``(h, 1 − h)``)
     and random degree laws on ``{0, …, max_degree}`` (Dirichlet(1)), the
     Jacobian of :func:`~qlib.meanfield.fluid.drift` is approximated by central
     differences with step ``h`` (not by :func:`~qlib.meanfield.fluid.jacobian`).
@@ -379,7 +379,7 @@ def offdiagonal_min(lam: float, *, trials: int = 200, max_degree: int = 6, level
     ----------
     lam : float
         Load ``λ > 0``.
-    trials, max_degree, levels : int
+    trials, max_degree, truncation : int
         Sizes, each ``≥ 1``.
     h : float
         Step, in ``(0, 0.1)``.
@@ -398,22 +398,22 @@ def offdiagonal_min(lam: float, *, trials: int = 200, max_degree: int = 6, level
     lam = V.positive(lam, "lam")
     trials = V.integer(trials, "trials", lo=1)
     max_degree = V.integer(max_degree, "max_degree", lo=1)
-    levels = V.integer(levels, "levels", lo=1)
+    truncation = V.integer(truncation, "truncation", lo=1)
     h = V.real(h, "h", lo=0, hi=0.1, lo_open=True, hi_open=True)
     rng, worst = np.random.default_rng(seed), math.inf
     for _ in range(trials):
         law = DegreeDistribution(rng.dirichlet(np.ones(max_degree + 1)))
-        q = np.concatenate(([1.0], np.sort(rng.uniform(h, 1 - h, levels))[::-1]))
+        q = np.concatenate(([1.0], np.sort(rng.uniform(h, 1 - h, truncation))[::-1]))
         J = np.array([(fluid.drift(q + h * e, lam, law) - fluid.drift(q - h * e, lam, law))[1:] / (2 * h)
                       for e in np.eye(q.size)[1:]]).T
         worst = min(worst, float((J - np.diag(np.diag(J))).min()))
     return worst
 
 
-def sympy_jacobian_error(lam: float, laws: Mapping[str, DegreeDistribution], levels: int = 6) -> float:
+def sympy_jacobian_error(lam: float, laws: Mapping[str, DegreeDistribution], truncation: int = 6) -> float:
     """Largest difference between sympy's Jacobian of the drift and :func:`~qlib.meanfield.fluid.jacobian`.
 
-    The drift on levels ``1..levels`` (``q(0) = 1``, ``q(levels+1) = 0``) is
+    The drift on levels ``1..truncation`` (``q(0) = 1``, ``q(truncation+1) = 0``) is
     written symbolically with the law's exact generating function
     (:meth:`~qlib.meanfield.degrees.DegreeDistribution.pgf_symbolic`),
     differentiated by sympy, and evaluated at ``q*``; an independent route to
@@ -424,8 +424,8 @@ def sympy_jacobian_error(lam: float, laws: Mapping[str, DegreeDistribution], lev
     lam : float
         Load ``λ ∈ (0, 1)``.
     laws : mapping of str to DegreeDistribution
-    levels : int
-        Number of levels, ``≥ 2``.
+    truncation : int
+        Number of levels kept, ``≥ 2``.
 
     Returns
     -------
@@ -440,17 +440,17 @@ def sympy_jacobian_error(lam: float, laws: Mapping[str, DegreeDistribution], lev
     import sympy as sp
 
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
-    levels = V.integer(levels, "levels", lo=2)
+    truncation = V.integer(truncation, "truncation", lo=2)
     if not isinstance(laws, Mapping) or not all(isinstance(p, DegreeDistribution) for p in laws.values()):
         raise TypeError("laws must be a mapping of names to DegreeDistribution")
     x, lam_s = sp.Symbol("x"), sp.Symbol("lambda")
-    qsym = sp.symbols(f"q1:{levels + 1}")
+    qsym = sp.symbols(f"q1:{truncation + 1}")
     qq, err = [sp.Integer(1), *qsym, sp.Integer(0)], 0.0
     for p in laws.values():
         phi = sp.Lambda(x, p.pgf_symbolic(x))
         F = sp.Matrix([lam_s * (qq[i - 1] * phi(qq[i - 1]) - qq[i] * phi(qq[i])) - (qq[i] - qq[i + 1])
-                       for i in range(1, levels + 1)])
-        qs = np.pad(fluid.equilibrium(lam, p, tol=1e-300), (0, levels + 1))[: levels + 1]
+                       for i in range(1, truncation + 1)])
+        qs = np.pad(fluid.equilibrium(lam, p, tol=1e-300), (0, truncation + 1))[: truncation + 1]
         J = np.array(F.jacobian(qsym).subs({lam_s: lam, **dict(zip(qsym, qs[1:]))}).evalf(), dtype=float)
         err = max(err, float(np.max(np.abs(J - fluid.jacobian(qs, lam, p)))))
     return err

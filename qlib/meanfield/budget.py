@@ -23,6 +23,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["optimal_law", "budget_vertices", "project_to_budget", "response_time_many"]
 
@@ -82,7 +85,7 @@ def budget_vertices(dbar: float, d_max: int) -> list[np.ndarray]:
     return V
 
 
-def project_to_budget(p, dbar: float) -> np.ndarray:
+def project_to_budget(p: ArrayLike, dbar: float) -> np.ndarray:
     """Clip, renormalise, and move mass to degree 0 until the mean is at most ``d̄``.
 
     Parameters
@@ -108,7 +111,7 @@ def project_to_budget(p, dbar: float) -> np.ndarray:
     return t * p + (1 - t) * (deg == 0)
 
 
-def response_time_many(P, lam: float, qmin: float = 1e-18) -> np.ndarray:
+def response_time_many(P: ArrayLike, lam: float, qmin: float = 1e-18) -> np.ndarray:
     """``R(p) = Σ_{i≥1} q*(i)/λ`` for each row of ``P``, by the recursion ``q*(i) = λ q*(i−1) φ(q*(i−1))``.
 
     The recursion stops for a row once ``q*(i) < qmin``; since

@@ -25,6 +25,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import DegreeLike
+    from qlib.sim.service import ServiceLaw
 
 __all__ = ["cavity", "CavityResult", "arrival_rates", "level_chain"]
 
@@ -56,7 +61,7 @@ class CavityResult:
     truncated_mass: float
 
 
-def arrival_rates(q, lam, degrees):
+def arrival_rates(q: ArrayLike, lam: float, degrees: DegreeDistribution) -> np.ndarray:
     """``lam_i = lam [g(q(i)) - g(q(i+1))] / (q(i) - q(i+1))``, ``g(x) = x phi(x)``,
     for ``i = 0..len(q)-2``; where ``q(i) - q(i+1)`` is tiny, the limit
     ``lam g'(q(i))``."""
@@ -72,7 +77,7 @@ def arrival_rates(q, lam, degrees):
     return lam * r
 
 
-def level_chain(rates, service):
+def level_chain(rates: ArrayLike, service: ServiceLaw) -> np.ndarray:
     """Stationary law of one FIFO server with arrival rate ``rates[i]`` at
     ``i`` tasks (``i < L = len(rates)``; arrivals at ``L`` are lost) and
     phase-type services: returns ``P(i tasks)``, ``i = 0..L``.
@@ -131,8 +136,9 @@ def level_chain(rates, service):
     return p
 
 
-def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
-           damping=0.5):
+def cavity(lam: float, degrees: DegreeLike, service: ServiceLaw, truncation: int = 60, *,
+           tol: float = 1e-12, max_iter: int = 5000,
+           damping: float = 0.5) -> CavityResult:
     """Fixed point ``q`` of the cavity map for phase-type services.
 
     Parameters
@@ -146,7 +152,7 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
         object with the attributes ``name`` and ``phase_type`` (``None`` or
         the pair ``(α, T)``) is accepted: ``qlib.meanfield`` is a lower
         floor than ``qlib.sim`` and does not import it.
-    levels : int
+    truncation : int
         Truncation ``L`` of the queue length, ``>= 2``.
     tol : float
         Stop when ``max |F(q) - q| < tol``.
@@ -157,6 +163,16 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
     Returns
     -------
     CavityResult
+
+    Examples
+    --------
+    >>> from qlib.meanfield import fluid
+    >>> from qlib.sim.service import erlang, exponential
+    >>> c = cavity(0.7, {2: 1.0}, exponential())   # exponential services: the fluid limit
+    >>> round(c.mean_response_time, 4), round(fluid.response_time(0.7, {2: 1.0}), 4)
+    (1.3568, 1.3568)
+    >>> round(cavity(0.7, {2: 1.0}, erlang(2)).mean_response_time, 3)   # less variable services
+    1.272
     """
     from qlib import _validate as V   # the shared checks: a bool or a str is no lam
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
@@ -167,9 +183,9 @@ def cavity(lam, degrees, service, levels=60, *, tol=1e-12, max_iter=5000,
                         f"{type(service).__name__}")
     if service.phase_type is None:
         raise ValueError(f"service must be phase type, got {service.name}")
-    V.integer(levels, "levels", lo=2)
+    V.integer(truncation, "truncation", lo=2)
     damping = V.real(damping, "damping", lo=0, hi=1, lo_open=True)
-    L = int(levels)
+    L = int(truncation)
     # start: the M/M/1 tail lam^i (a fixed point for phi = 1, exp services)
     q = lam ** np.arange(L + 1, dtype=float)
     res = math.inf

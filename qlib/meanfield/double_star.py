@@ -86,7 +86,7 @@ class CappedDoubleStar:
     R: float
 
 
-def capped_double_star(n: int, lam: float, levels: int = 6) -> CappedDoubleStar:
+def capped_double_star(n: int, lam: float, max_level: int = 6) -> CappedDoubleStar:
     """Occupancy and mean response time of the static double star in the capped model.
 
     Parameters
@@ -95,8 +95,8 @@ def capped_double_star(n: int, lam: float, levels: int = 6) -> CappedDoubleStar:
         Number of servers, ``>= 4``.
     lam : float
         Load per server, in ``(0, 1)``.
-    levels : int, default 6
-        Highest level ``i`` of ``q(i)`` returned, ``1 <= levels <= K``.
+    max_level : int, default 6
+        Highest level ``i`` of ``q(i)`` returned, ``1 <= max_level <= K``.
 
     Returns
     -------
@@ -110,14 +110,14 @@ def capped_double_star(n: int, lam: float, levels: int = 6) -> CappedDoubleStar:
     """
     _check(n, lam)
     K = hub_cap(n, lam)
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"levels must be an int, got {type(levels).__name__}")
-    if not 1 <= levels <= K:
-        raise ValueError(f"levels must be in [1, K = {K}], got {levels}")
+    if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)):
+        raise TypeError(f"max_level must be an int, got {type(max_level).__name__}")
+    if not 1 <= max_level <= K:
+        raise ValueError(f"max_level must be in [1, K = {K}], got {max_level}")
     pi = lam ** np.arange(K + 1)
     pi /= pi.sum()
     tail = np.cumsum(pi[::-1])[::-1]                     # P(X >= i), i = 0..K
-    q = ((n - 2) * tail[:levels + 1] + 2) / n            # the two hubs hold > levels tasks
+    q = ((n - 2) * tail[:max_level + 1] + 2) / n            # the two hubs hold > max_level tasks
     R_acc = 1 + (np.arange(K) * pi[:K]).sum() / (1 - pi[K])
     R = (2 * lam + 2 * (K + 1) + (lam * (n - 2) - 2) * R_acc) / (lam * n)
     return CappedDoubleStar(int(K), q, float(R))

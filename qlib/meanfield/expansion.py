@@ -46,6 +46,9 @@ import scipy.linalg
 from qlib import _validate as V
 from .degrees import DegreeDistribution
 from .fluid import _check_lam, equilibrium
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import DegreeLike
 
 __all__ = ["refined", "Refined", "Approximation"]
 
@@ -126,8 +129,9 @@ def _refined_v(q, lam, pmf, replacement):
     return np.concatenate([[0.0], -np.linalg.solve(A, s)])
 
 
-def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
-            max_levels=4000) -> Refined:
+def refined(lam: float, degrees: DegreeLike, *, replacement: bool = False,
+            truncation: int | None = None, tol: float = 1e-10,
+            max_truncation: int = 4000) -> Refined:
     """Refined mean-field (``1/n``) expansion of the stationary occupancy.
 
     ``E q_n(i) = q*(i) + v_i/n + O(1/n²)`` for the ``μ = ∞`` chain (module
@@ -146,13 +150,13 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
         Sample the ``d`` other servers with replacement (for a point mass
         ``δ_d``: the supermarket model with ``d + 1`` choices, the model of
         Gast & Van Houdt and of rmftool) instead of ``d`` distinct ones.
-    levels : int, optional
+    truncation : int, optional
         Fixed truncation ``K >= 2`` (for benchmarks).  Default: start where
         ``q*`` falls below ``1e-12`` and grow ``K`` by half until ``v`` and
         ``R_v`` change by less than ``tol`` (relative to ``max(1, |·|)``).
     tol : float
         Convergence tolerance of the automatic truncation, in ``(0, 1)``.
-    max_levels : int
+    max_truncation : int
         Largest automatic truncation; beyond it ``RuntimeError``.
 
     Returns
@@ -163,12 +167,12 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     ------
     ValueError
         If ``lam`` is not in ``(0, 1)``, ``degrees`` is not a law (negative
-        or not summing to 1), ``levels`` or ``max_levels`` is not
+        or not summing to 1), ``truncation`` or ``max_truncation`` is not
         an integer ``>= 2``, ``tol`` not in ``(0, 1)``.
     TypeError
         If ``degrees`` cannot be read as a law or ``replacement`` is not a bool.
     RuntimeError
-        If ``v`` has not converged at ``max_levels`` levels.
+        If ``v`` has not converged at the truncation ``max_truncation``.
 
     Notes
     -----
@@ -189,7 +193,7 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
     degrees = DegreeDistribution.coerce(degrees)
     if not isinstance(replacement, (bool, np.bool_)):
         raise TypeError(f"replacement must be a bool, got {type(replacement).__name__}")
-    for name, val in (("max_levels", max_levels),) + ((("levels", levels),) if levels is not None else ()):
+    for name, val in (("max_truncation", max_truncation),) + ((("truncation", truncation),) if truncation is not None else ()):
         V.integer(val, name, lo=2)
     tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
     pmf = np.asarray(degrees.pmf, dtype=float)
@@ -206,8 +210,8 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
         qK = extend(K)
         return qK, _refined_v(qK, lam, pmf, bool(replacement))
 
-    if levels is not None:
-        qK, v = solve(int(levels))
+    if truncation is not None:
+        qK, v = solve(int(truncation))
     elif degrees.max_degree == 0:
         K = max(q.size - 1, 2)
         qK, v = extend(K), np.zeros(K + 1)       # independent M/M/1 queues
@@ -216,8 +220,8 @@ def refined(lam, degrees, *, replacement=False, levels=None, tol=1e-10,
         qK, v = solve(K)
         while True:
             K2 = K + max(2, K // 2)
-            if K2 > max_levels:
-                raise RuntimeError(f"v has not converged at {K} levels (max_levels = {max_levels})")
+            if K2 > max_truncation:
+                raise RuntimeError(f"v has not converged at the truncation {K} (max_truncation = {max_truncation})")
             q2, v2 = solve(K2)
             dv = np.max(np.abs(v2[: K + 1] - v)) + np.max(np.abs(v2[K + 1:]), initial=0.0)
             dR = abs(math.fsum(v2) - math.fsum(v)) / lam

@@ -34,6 +34,10 @@ import math
 import numpy as np
 
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib.graphs import Graph
 
 __all__ = ["placement_drift", "sampled_drift"]
 
@@ -47,7 +51,7 @@ def _check_lam(lam) -> float:
     return lam
 
 
-def placement_drift(graph, x, lam: float, *, max_n: int = 9) -> np.ndarray:
+def placement_drift(graph: Graph, x: ArrayLike, lam: float, *, max_n: int = 9) -> np.ndarray:
     """Exact ``E[dq_n(i)/dt]``, ``i = 1..K``, by enumerating every placement.
 
     Each arrival position receives rate ``λ_n/n = λ``; a task at a position
@@ -96,7 +100,7 @@ def placement_drift(graph, x, lam: float, *, max_n: int = 9) -> np.ndarray:
     return (up - down)[1:K + 1] / n
 
 
-def sampled_drift(N, n: int, lam: float, degrees: DegreeDistribution) -> np.ndarray:
+def sampled_drift(N: ArrayLike, n: int, lam: float, degrees: DegreeDistribution) -> np.ndarray:
     """Drift of ``q_n(i)``, ``i = 1..K``, by sampling without replacement.
 
     Parameters

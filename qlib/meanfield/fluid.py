@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from qlib._lazy import scipy_integrate as _scipy_integrate
 from qlib import _validate as V
 from .degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import DegreeLike
 
 __all__ = ['FluidSolution', 'drift', 'solve', 'equilibrium', 'response_time', 'jacobian', 'relaxation_rate', 'jacobian_pivots']
 
@@ -66,7 +70,7 @@ def _check_occupancy(q, name="q") -> np.ndarray:
     return q
 
 
-def drift(q, lam, degrees) -> np.ndarray:
+def drift(q: ArrayLike, lam: float, degrees: DegreeLike) -> np.ndarray:
     """Right-hand side of the fluid ODE on the truncated vector ``q[0..K]``.
 
     Parameters
@@ -153,7 +157,7 @@ def _integrate(lam, degrees, q0, t, K):
     return sol
 
 
-def solve(lam, degrees, q0, t) -> FluidSolution:
+def solve(lam: float, degrees: DegreeLike, q0: ArrayLike, t: ArrayLike) -> FluidSolution:
     """Integrate the fluid ODE from ``q0`` at time 0 and report ``q`` at times ``t``.
 
     Parameters
@@ -253,7 +257,7 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def equilibrium(lam, degrees, tol=1e-16) -> np.ndarray:
+def equilibrium(lam: float, degrees: DegreeLike, tol: float = 1e-16) -> np.ndarray:
     """Equilibrium ``q*`` of the fluid ODE.
 
     ``q*(0) = 1`` and ``q*(i) = λ q*(i-1) φ(q*(i-1))`` (obtained by summing the
@@ -392,7 +396,7 @@ def _gprime(x, degrees):
     return np.polyval(c[::-1], x)
 
 
-def jacobian(q, lam, degrees) -> np.ndarray:
+def jacobian(q: ArrayLike, lam: float, degrees: DegreeLike) -> np.ndarray:
     """Jacobian of the drift on the free levels ``1..K`` at ``q[0..K]``.
 
     Parameters
@@ -422,7 +426,7 @@ def jacobian(q, lam, degrees) -> np.ndarray:
     return J
 
 
-def relaxation_rate(lam, degrees, tol=1e-12) -> float:
+def relaxation_rate(lam: float, degrees: DegreeLike, tol: float = 1e-12) -> float:
     """Spectral gap ``γ`` of the fluid ODE linearised at ``q*``.
 
     ``γ = −max eig J(q*)``, with ``J`` from :func:`~qlib.meanfield.fluid.jacobian` on the levels
@@ -450,7 +454,8 @@ def relaxation_rate(lam, degrees, tol=1e-12) -> float:
     return float(-ev[0])
 
 
-def jacobian_pivots(lam, degrees, shift, tol=1e-12) -> np.ndarray:
+def jacobian_pivots(lam: float, degrees: DegreeLike, shift: float,
+                    tol: float = 1e-12) -> np.ndarray:
     """Pivots of ``sI − J(q*)`` eliminated from the deepest level up.
 
     ``J`` is the Jacobian of :func:`~qlib.meanfield.fluid.relaxation_rate` on the levels ``1..K``
@@ -516,7 +521,7 @@ def jacobian_pivots(lam, degrees, shift, tol=1e-12) -> np.ndarray:
     return piv
 
 
-def response_time(lam, degrees) -> float:
+def response_time(lam: float, degrees: DegreeLike) -> float:
     """Mean response time ``R = Σ_{i≥1} q*(i) / λ`` (Little's law).
 
     Examples

@@ -275,8 +275,9 @@ def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None, *, rates=None, order=
     return P, it, res, blocked
 
 
-def pair_approximation(lam, degree, mu=0.0, *, levels=None, closure="pair", tol=1e-12,
-                       max_iter=5000, max_levels=400) -> PairResult:
+def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int | None = None,
+                       closure: str = "pair", tol: float = 1e-12, max_iter: int = 5000,
+                       max_levels: int = 400) -> PairResult:
     """Equilibrium of the pair approximation of JSQ on a ``d``-regular graph resampled at resampling rate ``mu``.
 
     Parameters
@@ -529,8 +530,8 @@ class WindowResult:
     levels: int
 
 
-def ring_window(lam, length, mu=0.0, *, levels=12, tol=1e-11, max_iter=2000,
-                start=None) -> WindowResult:
+def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, tol: float = 1e-11,
+                max_iter: int = 2000, start: WindowResult | None = None) -> WindowResult:
     """Window (cluster) approximation of JSQ on the ring at resampling rate ``mu``: ``L`` consecutive queues.
 
     The law of a window of ``L`` consecutive queue lengths follows the

@@ -42,7 +42,7 @@ class FluidDeviation:
 
 
 def fluid_deviation(paths: Sequence[np.ndarray], fluid_q: np.ndarray, n: int, *,
-                    min_count: float = 10.0, levels: Sequence[int] = (1, 2, 3)) -> FluidDeviation:
+                    min_count: float = 10.0, which_levels: Sequence[int] = (1, 2, 3)) -> FluidDeviation:
     """Gap, excess and scaled end deviation of paths from the fluid solution.
 
     Parameters
@@ -56,7 +56,7 @@ def fluid_deviation(paths: Sequence[np.ndarray], fluid_q: np.ndarray, n: int, *,
         Number of servers, ``≥ 1``.
     min_count : float, default 10
         A level enters the gap where ``n q(t, i) ≥ min_count``.
-    levels : sequence of int
+    which_levels : sequence of int
         Levels ``≥ 1`` of the scaled end deviation.
 
     Returns
@@ -68,7 +68,7 @@ def fluid_deviation(paths: Sequence[np.ndarray], fluid_q: np.ndarray, n: int, *,
     >>> import numpy as np
     >>> ode = np.array([[1.0, 0.5, 0.1], [1.0, 0.6, 0.2]])
     >>> sim = [ode + np.array([0.0, 0.01, 0.0])]
-    >>> d = fluid_deviation(sim, ode, 100, levels=(1,))
+    >>> d = fluid_deviation(sim, ode, 100, which_levels=(1,))
     >>> round(float(d.gap[0]), 6), round(float(d.excess[0]), 6), round(float(d.z[0, 0]), 6)
     (0.01, 0.01, 0.1)
     """
@@ -82,11 +82,11 @@ def fluid_deviation(paths: Sequence[np.ndarray], fluid_q: np.ndarray, n: int, *,
     paths = [np.asarray(p, dtype=float) for p in paths]
     if any(p.ndim != 2 or p.shape[0] != fluid_q.shape[0] for p in paths):
         raise ValueError(f"every path must be 2-d with {fluid_q.shape[0]} times, as fluid_q")
-    levels = [V.integer(i, "levels", lo=1) for i in levels]
-    w = max(fluid_q.shape[1], *(p.shape[1] for p in paths), max(levels, default=0) + 1) + 1
+    which_levels = [V.integer(i, "which_levels", lo=1) for i in which_levels]
+    w = max(fluid_q.shape[1], *(p.shape[1] for p in paths), max(which_levels, default=0) + 1) + 1
     pad = lambda a: np.pad(a, ((0, 0), (0, w - a.shape[1])))  # noqa: E731
     fl = pad(fluid_q)
     dev = np.array([pad(p) for p in paths]) - fl
     return FluidDeviation(gap=np.where(n * fl >= min_count, np.abs(dev), 0.0).max(axis=(1, 2)),
                           excess=dev[:, 1:, 1:].sum(axis=2).mean(axis=1),
-                          z=math.sqrt(n) * dev[:, -1, levels])
+                          z=math.sqrt(n) * dev[:, -1, which_levels])

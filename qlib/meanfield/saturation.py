@@ -28,6 +28,9 @@ import numpy as np
 
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["point_mass_constant", "oscillation", "oscillation_amplitude", "asymptote",
            "remainder", "period_mean", "exact_point_mass"]
@@ -68,7 +71,7 @@ def point_mass_constant(d: int) -> float:
     return (math.log(d) - _EULER) / math.log(d + 1) - 0.5
 
 
-def oscillation(d: int, u, harmonics: int = 8):
+def oscillation(d: int, u: ArrayLike, harmonics: int = 8) -> float | np.ndarray:
     """The log-periodic part ``P_d(u)`` (period 1, mean 0) from the poles ``χ_k``.
 
     Parameters
@@ -196,7 +199,7 @@ def period_mean(degrees: DegreeDistribution, eta0: float, m: int = 48) -> tuple[
     return float(np.mean(r)), float((max(r) - min(r)) / 2)
 
 
-def exact_point_mass(eta, d: int, dps: int = 50) -> mpmath.mpf:
+def exact_point_mass(eta: float | str | mpmath.mpf, d: int, dps: int = 50) -> mpmath.mpf:
     """``R*(δ_d)`` at ``λ = e^{−η}`` from the closed form, in ``dps`` digits.
 
     For ``δ_d`` the equilibrium is ``q*(i) = λ^{((d+1)^i − 1)/d}``, so

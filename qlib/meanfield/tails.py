@@ -7,6 +7,10 @@ import numpy as np
 from .degrees import DegreeDistribution
 
 from qlib.meanfield.fluid import _check_degrees, _check_lam, equilibrium
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
+    from qlib._types import DegreeLike
 
 __all__ = ['tail_bounds', 'log_equilibrium', 'log_equilibrium_rounding', 'tail_crossover']
 
@@ -69,7 +73,8 @@ def _tail_unroll(m, s, n):
 _TAIL_KMAX = 100_000
 
 
-def tail_bounds(lam, degrees, levels, log=False):
+def tail_bounds(lam: float, degrees: DegreeLike, which_levels: ArrayLike,
+                log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds on ``q*(i)`` (Propositions 6 and 7, chapter *tails*).
 
     Notation: ``m = min{d: p(d) > 0}``, ``d̄`` the mean degree,
@@ -100,7 +105,7 @@ def tail_bounds(lam, degrees, levels, log=False):
         ``λ ∈ (0, 1)``.
     degrees : DegreeDistribution
         Degree law ``p``.
-    levels : array_like of int
+    which_levels : array_like of int
         Levels ``i >= 0``.
     log : bool, optional
         Return natural logarithms of the bounds (no underflow; default False).
@@ -108,7 +113,7 @@ def tail_bounds(lam, degrees, levels, log=False):
     Returns
     -------
     (lower, upper) : tuple of numpy.ndarray
-        The bounds (or their logs), same shape as ``levels``.
+        The bounds (or their logs), same shape as ``which_levels``.
 
     Notes
     -----
@@ -133,13 +138,13 @@ def tail_bounds(lam, degrees, levels, log=False):
     """
     lam = _check_lam(lam)
     degrees = _check_degrees(degrees)
-    i = np.asarray(levels)
+    i = np.asarray(which_levels)
     if i.size == 0:
         i = i.astype(int)
     if i.dtype.kind not in "iu":
-        raise TypeError(f"levels must be integers, got dtype {i.dtype}")
+        raise TypeError(f"which_levels must be integers, got dtype {i.dtype}")
     if np.any(i < 0):
-        raise ValueError("levels must be >= 0")
+        raise ValueError("which_levels must be >= 0")
     if i.size == 0:
         return np.zeros(i.shape), np.zeros(i.shape)
     n = int(i.max())
@@ -179,7 +184,8 @@ def tail_bounds(lam, degrees, levels, log=False):
         return np.exp(lo), np.exp(up)
 
 
-def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = None) -> np.ndarray:
+def log_equilibrium(lam: float, degrees: DegreeLike, last_level: int,
+                    digits: int | None = None) -> np.ndarray:
     """``log q*(0..last_level)`` by the recursion in log space (never underflows).
 
     ``y_0 = 0`` and ``y_i = log λ + y_{i-1} + log φ(e^{y_{i-1}})`` with
@@ -214,6 +220,12 @@ def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = N
     ValueError
         If ``lam`` is not in (0, 1), ``last_level`` is not an integer ``>= 0`` or
         ``digits`` is not an integer ``>= 20``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(log_equilibrium(0.9, {2: 1.0}, 3)).round(4).tolist()
+    [1.0, 0.9, 0.6561, 0.2542]
     """
     from scipy.special import logsumexp
 
@@ -242,7 +254,7 @@ def log_equilibrium(lam: float, degrees, last_level: int, digits: int | None = N
     return out
 
 
-def log_equilibrium_rounding(lam: float, degrees, last_level: int) -> np.ndarray:
+def log_equilibrium_rounding(lam: float, degrees: DegreeLike, last_level: int) -> np.ndarray:
     """Bound ``E_i |log q*(i)|`` on the rounding error of :func:`~qlib.meanfield.tails.log_equilibrium`.
 
     ``E_i = ε Σ_{k=1}^{i} (3 + c_K / |y_k|)`` with ``y_k = log q*(k)``,
@@ -270,7 +282,7 @@ def log_equilibrium_rounding(lam: float, degrees, last_level: int) -> np.ndarray
     return np.concatenate([[0.0], E * np.abs(y[1:])])
 
 
-def tail_crossover(lam, eps) -> dict:
+def tail_crossover(lam: float, eps: float) -> dict:
     """Crossover of ``p_ε = (1 − ε)δ_2 + εδ_0`` from cubic to geometric decay.
 
     Notation of chapter *tails* (proposition *Where the tail turns

@@ -21,6 +21,8 @@ import numpy as np
 from qlib.sim.result import ReplicationResult
 from qlib.sim.replications import replicate
 from qlib.sim.run import Seed, simulate
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import GraphLike
 
 if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
@@ -30,7 +32,8 @@ if TYPE_CHECKING:   # names for the annotations only
 __all__ = ["replicate_own_starts", "replicate_after_pilot"]
 
 
-def replicate_own_starts(graph, lam: float, mu: float, starts: Sequence, *, seed=None,
+def replicate_own_starts(graph: GraphLike, lam: float, mu: float, starts: Sequence, *,
+                         seed: Seed = None,
                          n_jobs: int | None = None, **simulate_kwargs) -> ReplicationResult:
     """One independent run of :func:`~qlib.sim.run.simulate` (resampling rate ``mu``) per start state.
 

@@ -198,21 +198,27 @@ def _real(x, name):
     return V.real(x, name, allow_inf=True)
 
 
-def deterministic(*, mean=1.0):
+def deterministic(*, mean: float = 1.0) -> ServiceLaw:
     """Every service takes exactly 1 (M/D/1 at each server): scv = 0."""
     _check_mean(mean)
     return ServiceLaw("deterministic", 0.0, DET, np.zeros(1))
 
 
-def exponential(*, mean=1.0):
+def exponential(*, mean: float = 1.0) -> ServiceLaw:
     """Exp(1) services, the source paper's model: scv = 1."""
     _check_mean(mean)
     return ServiceLaw("exponential", 1.0, EXP, np.zeros(1),
                       (np.ones(1), -np.ones((1, 1))))
 
 
-def erlang(k, *, mean=1.0):
-    """Erlang-k: the sum of ``k`` independent Exp(k) phases; scv = 1/k."""
+def erlang(k: int, *, mean: float = 1.0) -> ServiceLaw:
+    """Erlang-k: the sum of ``k`` independent Exp(k) phases; scv = 1/k.
+
+    Examples
+    --------
+    >>> erlang(2)
+    ServiceLaw(name='erlang(2)', scv=0.5, code=2)
+    """
     _check_mean(mean)
     k = V.integer(k, "k", lo=1, hi=10_000)
     T = -k * np.eye(k) + k * np.eye(k, k=1)
@@ -221,7 +227,7 @@ def erlang(k, *, mean=1.0):
     return ServiceLaw(f"erlang({k})", 1.0 / k, ERL, np.array([float(k)]), (a, T))
 
 
-def hyperexponential(scv, *, mean=1.0):
+def hyperexponential(scv: float, *, mean: float = 1.0) -> ServiceLaw:
     """Two exponential phases with balanced means (``p1/r1 = p2/r2 = 1/2``).
 
     ``p1 = (1 + sqrt((scv - 1)/(scv + 1)))/2``, rates ``r_j = 2 p_j``;
@@ -244,7 +250,7 @@ def hyperexponential(scv, *, mean=1.0):
     return ServiceLaw(f"hyperexponential({c2:g})", c2, HYP, np.array([p1, r1, r2]), (a, T))
 
 
-def lognormal(scv, *, mean=1.0):
+def lognormal(scv: float, *, mean: float = 1.0) -> ServiceLaw:
     """``exp(N(m, s^2))`` with ``s^2 = log(1 + scv)``, ``m = -s^2/2``."""
     _check_mean(mean)
     c2 = _real(scv, "scv")
@@ -255,7 +261,7 @@ def lognormal(scv, *, mean=1.0):
                       np.array([-s2 / 2, math.sqrt(s2)]))
 
 
-def pareto(alpha, *, mean=1.0):
+def pareto(alpha: float, *, mean: float = 1.0) -> ServiceLaw:
     """Pareto with tail ``P(S > x) = (x_m/x)^alpha``, ``x_m = (alpha-1)/alpha``.
 
     ``alpha > 2`` (finite variance); scv = 1/(alpha (alpha - 2)).
@@ -282,7 +288,7 @@ def check_law(service):
 
 
 # ------------------------------------------------- M/G/1 reference values ----
-def pollaczek_khinchine(lam, scv):
+def pollaczek_khinchine(lam: float, scv: float) -> float:
     """Mean response time of the M/G/1 queue with mean-1 services:
     ``R = 1 + lam (1 + scv) / (2 (1 - lam))``."""
     lam = V.real(lam, "lam", lo=0, hi=1, lo_open=True, hi_open=True)
@@ -292,7 +298,7 @@ def pollaczek_khinchine(lam, scv):
     return 1.0 + lam * (1.0 + c2) / (2.0 * (1.0 - lam))
 
 
-def md1_distribution(lam, kmax):
+def md1_distribution(lam: float, kmax: int) -> np.ndarray:
     """Stationary number in system of M/D/1 (service 1), ``P(N = k)``,
     ``k = 0..kmax``, by the classical closed form (Erlang/Crommelin)::
 

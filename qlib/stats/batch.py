@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['iat', 'batch_means', 'BatchMeans', 'lag1_threshold', 'slice_batches', 'SliceBatches',
            'required_batch_length', 'reliable_window']
@@ -79,7 +82,7 @@ def _iat_and_length(cols, dt):
     return np.array(taus), np.array(lens)
 
 
-def iat(path, dt=1.0, method="geyer"):
+def iat(path: ArrayLike, dt: float = 1.0, method: str = "geyer") -> float | np.ndarray:
     """Integrated autocorrelation time of a stationary path.
 
     Parameters
@@ -177,7 +180,7 @@ def _lag1(b):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def lag1_threshold(k, alpha=0.01):
+def lag1_threshold(k: int, alpha: float = 0.01) -> float:
     """One-sided critical value of the lag-1 correlation of ``k`` independent means.
 
     Under independence the lag-1 sample correlation is approximately normal
@@ -201,8 +204,10 @@ def lag1_threshold(k, alpha=0.01):
     return mean + float(t_quantile(1 - alpha, math.inf)) * sd   # the normal quantile, cached
 
 
-def batch_means(path, dt=1.0, *, level=0.95, batch_factor=20.0, min_batches=10,
-                max_batches=20, tau=None, lag1_alpha=0.01, check=True):
+def batch_means(path: ArrayLike, dt: float = 1.0, *, level: float = 0.95,
+                batch_factor: float = 20.0, min_batches: int = 10,
+                max_batches: int = 20, tau: float | None = None, lag1_alpha: float = 0.01,
+                check: bool = True) -> BatchMeans:
     """Mean and standard error of a time average by batch means.
 
     The batch length is ``b ≥ batch_factor · L`` where ``L = max(τ_int,
@@ -402,7 +407,8 @@ class SliceBatches:
         return self.sums(x) / self.per
 
 
-def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, stacklevel=2):
+def slice_batches(series: ArrayLike, window: float, *, batches: int | None = None,
+                  lag1_alpha: float = 0.01, warn: bool = True, stacklevel: int = 2) -> SliceBatches:
     """Group the slices of a run into batches: one rule for every simulator.
 
     A simulator cuts its measurement window into ``n`` equal slices and
@@ -495,7 +501,7 @@ def slice_batches(series, window, *, batches=None, lag1_alpha=0.01, warn=True, s
 LENGTH_FACTOR, TAU_FACTOR = 20.0, 80.0
 
 
-def required_batch_length(tau, length):
+def required_batch_length(tau: float, length: float) -> float:
     """The batch length :func:`~qlib.stats.batch.slice_batches` asks for: ``max(20 L, 80 τ)``.
 
     Parameters
@@ -525,7 +531,7 @@ def required_batch_length(tau, length):
     return float(max(LENGTH_FACTOR * length, TAU_FACTOR * tau))
 
 
-def reliable_window(window, tau, length, *, min_batches=10):
+def reliable_window(window: float, tau: float, length: float, *, min_batches: int = 10) -> bool:
     """The ``se_reliable`` rule: does the window hold ``min_batches`` batches of ``max(20 L, 80 τ)``?
 
     The rule looks only at the window against the correlation the run

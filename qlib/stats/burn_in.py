@@ -13,6 +13,9 @@ from qlib.stats.families import detectable
 from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar,
                                   replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily', 'leftover_bias']
 
@@ -113,8 +116,9 @@ class BurnIn:
         return self.report()
 
 
-def burn_in_check(path, dt=1.0, *, replications=False, level=0.95, margin=None,
-                  method="bonferroni", **batch_kw):
+def burn_in_check(path: ArrayLike, dt: float = 1.0, *, replications: bool = False,
+                  level: float = 0.95, margin: float | ArrayLike | str | None = None,
+                  method: str = "bonferroni", **batch_kw) -> BurnIn:
     """Test that the first and second halves of the measurement window agree.
 
     A burn-in that is too short leaves a trend in the window: the first half
@@ -269,7 +273,8 @@ class BurnInFamily:
         return len(self.checks)
 
 
-def burn_in_family(halves, margin, *, relative=False, level=0.95, method="iut"):
+def burn_in_family(halves: Mapping, margin: float | Mapping, *, relative: bool = False,
+                   level: float = 0.95, method: str = "iut") -> BurnInFamily:
     """Equivalence burn-in test of every cell of a study (:func:`~qlib.stats.burn_in.burn_in_check`).
 
     Each cell holds independent replications of a windowed statistic
@@ -334,7 +339,7 @@ def burn_in_family(halves, margin, *, relative=False, level=0.95, method="iut"):
     return BurnInFamily(checks, used)
 
 
-def leftover_bias(diff, window, tau):
+def leftover_bias(diff: ArrayLike, window: float, tau: ArrayLike) -> float | np.ndarray:
     """Bound on the bias a window mean keeps from an exponential transient, given its halves.
 
     For a transient ``a·e^{−t/τ}`` over a measurement window of length ``W``

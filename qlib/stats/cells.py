@@ -14,11 +14,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from qlib.stats.intervals import replication_ci
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.sim.result import ReplicationResult
 
 __all__ = ["cell_summary", "paired_difference", "first_reached"]
 
 
-def cell_summary(rr, R_star: float, level: int = 2) -> tuple[float, float, float, float]:
+def cell_summary(rr: ReplicationResult, R_star: float, level: int = 2) -> tuple[float, float,
+                 float, float]:
     """``(δ, s.e., q(level), s.e.)`` of a replicated cell, ``δ = R/R* − 1``.
 
     Parameters

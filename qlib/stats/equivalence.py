@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from qlib._lazy import scipy_integrate as integrate, scipy_optimize as optimize, scipy_stats as _st
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['equivalence', 'Equivalence', 'replications_for_equivalence']
 
@@ -115,7 +118,8 @@ class Equivalence:
     __str__ = report
 
 
-def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8, method="bonferroni"):
+def equivalence(estimate: ArrayLike, se: ArrayLike, df: ArrayLike, margin: ArrayLike, *,
+                level: float = 0.95, power: float = 0.8, method: str = "bonferroni") -> Equivalence:
     """Two one-sided tests (TOST): is ``|θ| < margin`` shown for every check?
 
     A significance test that does not reject says nothing about agreement
@@ -200,8 +204,9 @@ def equivalence(estimate, se, df, margin, *, level=0.95, power=0.8, method="bonf
                        sc(res), m, level, method)
 
 
-def replications_for_equivalence(sigma, margin, *, m=1, level=0.95, power=0.8, method="iut",
-                                 r_max=10_000):
+def replications_for_equivalence(sigma: ArrayLike, margin: ArrayLike, *, m: int = 1,
+                                 level: float = 0.95, power: float = 0.8, method: str = "iut",
+                                 r_max: int = 10_000) -> int:
     """Independent replications so that an equivalence family shows ``|θ| < margin``.
 
     The counterpart of :func:`~qlib.stats.families.replications_needed` for

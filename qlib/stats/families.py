@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from qlib._lazy import scipy_integrate as integrate, scipy_optimize as optimize, scipy_stats as _st
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['simultaneous', 'Family', 'detectable', 'critical_value', 'replications_needed', 'sigma_upper']
 
@@ -46,7 +49,8 @@ def _detect_factor(d, m, level, power):
     return optimize.brentq(f, 0.0, hi, xtol=1e-10)
 
 
-def detectable(se, df=np.inf, m=1, level=0.95, power=0.8):
+def detectable(se: ArrayLike, df: ArrayLike = np.inf, m: int = 1, level: float = 0.95,
+               power: float = 0.8) -> float | np.ndarray:
     """Smallest deviation a two-sided test detects with the given power.
 
     The test rejects when ``|estimate − target| / se > c`` with
@@ -94,7 +98,7 @@ def _check_m(m):
     return int(m)
 
 
-def critical_value(m, df, level=0.95):
+def critical_value(m: int, df: ArrayLike, level: float = 0.95) -> float | np.ndarray:
     """Bonferroni critical value ``t_{df, 1 − α/(2m)}`` of a family of ``m`` two-sided t tests.
 
     The value every check of :func:`~qlib.stats.families.simultaneous` compares ``|t|`` with
@@ -124,8 +128,9 @@ def critical_value(m, df, level=0.95):
     return _scalar(np.asarray(t_quantile(1 - (1 - level) / (2 * m), df), dtype=float))
 
 
-def replications_needed(se_pilot, delta, *, m=1, level=0.95, power=0.8, r_pilot=None,
-                        r_max=10_000):
+def replications_needed(se_pilot: ArrayLike, delta: ArrayLike, *, m: int = 1, level: float = 0.95,
+                        power: float = 0.8, r_pilot: int | None = None,
+                        r_max: int = 10_000) -> int:
     """Independent replications so that a family of t tests detects ``delta``.
 
     Returns the smallest ``r >= 2`` for which :func:`~qlib.stats.families.detectable` with
@@ -285,7 +290,8 @@ class Family:
         return self.report()
 
 
-def simultaneous(estimate, se, df=np.inf, target=0.0, *, level=0.95, method="holm"):
+def simultaneous(estimate: ArrayLike, se: ArrayLike, df: ArrayLike = np.inf,
+                 target: ArrayLike = 0.0, *, level: float = 0.95, method: str = "holm") -> Family:
     """Family-wise test of ``estimate ≈ target`` with Student-t quantiles.
 
     Parameters
@@ -316,6 +322,12 @@ def simultaneous(estimate, se, df=np.inf, target=0.0, *, level=0.95, method="hol
     ------
     ValueError
         On mismatched shapes, ``se <= 0`` or an unknown ``method``.
+
+    Examples
+    --------
+    >>> f = simultaneous([0.1, -0.05], [0.04, 0.04], df=9)
+    >>> f.reject.tolist()                         # Holm: neither differs from 0
+    [False, False]
     """
     level = _check_level(level)
     if method not in ("holm", "bonferroni"):
@@ -355,7 +367,7 @@ def simultaneous(estimate, se, df=np.inf, target=0.0, *, level=0.95, method="hol
     return Family(est, tg, se_a, df_a, t, p, reject, crit, crit * se_a, det, method, level)
 
 
-def sigma_upper(sd, r_pilot, *, level=0.9):
+def sigma_upper(sd: ArrayLike, r_pilot: int, *, level: float = 0.9) -> float | np.ndarray:
     """One-sided upper confidence limit of a standard deviation estimated from a pilot.
 
     A pilot of ``r₀`` replications estimates ``σ`` with ``r₀ − 1`` degrees of

@@ -5,6 +5,9 @@ import math
 import numpy as np
 from dataclasses import dataclass
 from qlib._lazy import scipy_stats as _st
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['loglog_slope', 'LogLogFit']
 
@@ -45,7 +48,8 @@ class LogLogFit:
         return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
 
 
-def loglog_slope(x, y, se, *, slope=None):
+def loglog_slope(x: ArrayLike, y: ArrayLike, se: ArrayLike, *,
+                 slope: float | None = None) -> LogLogFit:
     """Weighted fit of ``log y`` against ``log x``, with standard errors.
 
     Parameters

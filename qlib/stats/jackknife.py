@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["Jackknife", "jackknife"]
 
@@ -39,7 +42,7 @@ class Jackknife:
     leave_one_out: np.ndarray
 
 
-def jackknife(replicates, statistic: Callable[[np.ndarray], float]) -> Jackknife:
+def jackknife(replicates: ArrayLike, statistic: Callable[[np.ndarray], float]) -> Jackknife:
     """Delete-one jackknife of ``statistic`` over the first axis of ``replicates``.
 
     Parameters

@@ -24,6 +24,9 @@ import numpy as np
 
 from qlib.stats.families import Family, simultaneous
 from qlib.stats.verdict import Check
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:   # names for the annotations only
+    from collections.abc import Sequence
 
 __all__ = ["ordered", "order_holds", "order_check", "OrderCheck"]
 
@@ -37,7 +40,8 @@ def _triple(x) -> tuple[float, float, float]:
     raise TypeError(f"each side of a pair must be a number or have .mean and .se, got {type(x).__name__}")
 
 
-def ordered(pairs, *, level: float = 0.95, method: str = "holm") -> Family:
+def ordered(pairs: Sequence[tuple[object, object]], *, level: float = 0.95,
+            method: str = "holm") -> Family:
     """The family of claims ``a < b``, one per pair, as two-sided tests of ``a = b``.
 
     Parameters
