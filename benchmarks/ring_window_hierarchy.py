@@ -10,7 +10,7 @@ for lam in [float(a) for a in sys.argv[1:]] or KS:
     prev = None
     for L in (2, 3, 4):
         t = time.perf_counter()
-        r = ring_window(lam, L, levels=KS[lam], tol=1e-9, start=prev)
+        r = ring_window(lam, L, truncation=KS[lam], tol=1e-9, start=prev)
         row = dict(lam=lam, L=L, levels=KS[lam], R=r.response_time, residual=r.residual,
                    iterations=r.iterations, seconds=time.perf_counter() - t)
         print(row, flush=True)

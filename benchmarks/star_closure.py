@@ -68,8 +68,8 @@ def closures():
                    sim_low=s["sim_low"], sim_high=s["sim_high"], replications=len(s["rep_response"]),
                    fluid=R_fluid, pair=pair.response_time, star=star.response_time,
                    seconds=dict(fluid=t_fluid, pair=t_pair, star=star.seconds),
-                   levels=dict(pair=pair.levels, star=star.levels),
-                   states=dict(pair=(pair.levels + 1) ** 2, star=star.states),
+                   levels=dict(pair=pair.truncation, star=star.truncation),
+                   states=dict(pair=(pair.truncation + 1) ** 2, star=star.states),
                    star_top_mass=star.top_mass, star_throughput_gap=star.throughput_gap,
                    star_residual=star.residual)
         for k in ("fluid", "pair", "star"):
@@ -78,7 +78,7 @@ def closures():
             row[f"rel_{k}_range"] = [row[k] / s["sim_high"] - 1, row[k] / s["sim_low"] - 1]
         print(f"{s['graph']:18s} λ={lam}: sim {s['sim']:.4f} fluid {row['rel_fluid']:+.2%} "
               f"pair {row['rel_pair']:+.2%} star {row['rel_star']:+.2%} "
-              f"({star.states} states, K={star.levels}, {star.seconds:.1f} s)", flush=True)
+              f"({star.states} states, K={star.truncation}, {star.seconds:.1f} s)", flush=True)
         rows.append(row)
     return dict(source="benchmarks/one_or_all.json", rows=rows)
 
@@ -126,7 +126,7 @@ def _ring_L5(lam, K, q):
     t, c = time.perf_counter(), time.process_time()
     prev = None
     for L in (3, 4, 5):
-        prev = ring_window(lam, L, levels=K, tol=1e-9, start=prev)
+        prev = ring_window(lam, L, truncation=K, tol=1e-9, start=prev)
     q.put(dict(R=prev.response_time, residual=prev.residual, iterations=prev.iterations,
                seconds=time.perf_counter() - t, cpu_seconds=time.process_time() - c))
 
@@ -141,11 +141,11 @@ def ring(l5_limit=600.0, lams=(0.7, 0.9)):
     for lam in lams:
         K, prev = KS[lam], None
         # truncation: the L = 3 window at K and K + 2
-        trunc = abs(ring_window(lam, 3, levels=K).response_time
-                    - ring_window(lam, 3, levels=K + 2).response_time)
+        trunc = abs(ring_window(lam, 3, truncation=K).response_time
+                    - ring_window(lam, 3, truncation=K + 2).response_time)
         for L in (2, 3, 4):
             t, c = time.perf_counter(), time.process_time()
-            r = ring_window(lam, L, levels=K, tol=1e-9, start=prev)
+            r = ring_window(lam, L, truncation=K, tol=1e-9, start=prev)
             rows.append(dict(lam=lam, L=L, levels=K, states=(K + 1) ** L, R=r.response_time,
                              rel=r.response_time / sim[lam]["sim"] - 1, residual=r.residual,
                              iterations=r.iterations, seconds=time.perf_counter() - t,

@@ -195,11 +195,11 @@ def test_validation():
         exact.stationary("ring", 0.5, 0.0, 5)
     with pytest.raises(ValueError, match="graph.n"):
         exact.stationary(g.ring(6), 0.5, 0.0, 5)
-    with pytest.raises(TypeError, match="levels"):
+    with pytest.raises(TypeError, match="truncation"):
         exact.stationary(G, 0.5, 0.0, 2.5)
-    with pytest.raises(TypeError, match="levels"):
+    with pytest.raises(TypeError, match="truncation"):
         exact.stationary(G, 0.5, 0.0, True)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="truncation"):
         exact.stationary(G, 0.5, 0.0, 0)
     for lam in (0.0, -1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="lam"):
@@ -209,7 +209,7 @@ def test_validation():
     for mu in (-1.0, math.nan):
         with pytest.raises(ValueError, match="mu"):
             exact.stationary(G, 0.5, mu, 5)
-    with pytest.raises(ValueError, match="levels"):
+    with pytest.raises(ValueError, match="truncation"):
         exact.stationary(g.ring(5), 0.5, 1.0, 40)   # 41^5 states
     with pytest.warns(RuntimeWarning, match="lam"):
         r = exact.stationary(G, 1.2, 0.0, 4)

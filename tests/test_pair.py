@@ -32,8 +32,8 @@ def test_independent_closure_is_the_fluid_equilibrium(d, lam):
 @pytest.mark.parametrize("lam", [0.3, 0.7, 0.9])
 def test_disjoint_edges_are_exact(lam):
     K = 25
-    r = pair_approximation(lam, 1, levels=K)
-    e = exact.stationary(graphs.cliques(4, 2), lam, 0.0, levels=K)
+    r = pair_approximation(lam, 1, truncation=K)
+    e = exact.stationary(graphs.cliques(4, 2), lam, 0.0, truncation=K)
     assert np.max(np.abs(r.occupancy - e.occupancy)) < 1e-10
     assert r.response_time == pytest.approx(e.little_response_time, rel=1e-10)
     assert r.blocking == pytest.approx(e.blocking_probability, rel=1e-6, abs=1e-15)
@@ -41,15 +41,15 @@ def test_disjoint_edges_are_exact(lam):
 
 @pytest.mark.parametrize("lam,mu", [(0.5, 0.0), (0.9, 0.0), (0.7, 1.0)])
 def test_window_of_two_is_the_pair_approximation(lam, mu):
-    a = pair_approximation(lam, 2, mu, levels=10)
-    b = ring_window(lam, 2, mu, levels=10)
+    a = pair_approximation(lam, 2, mu, truncation=10)
+    b = ring_window(lam, 2, mu, truncation=10)
     assert np.max(np.abs(a.pair - b.window)) < 1e-9
     assert a.response_time == pytest.approx(b.response_time, rel=1e-9)
 
 
-@pytest.mark.parametrize("make", [lambda lam: pair_approximation(lam, 2, levels=12),
-                                  lambda lam: pair_approximation(lam, 3, 2.0, levels=12),
-                                  lambda lam: ring_window(lam, 3, levels=8)])
+@pytest.mark.parametrize("make", [lambda lam: pair_approximation(lam, 2, truncation=12),
+                                  lambda lam: pair_approximation(lam, 3, 2.0, truncation=12),
+                                  lambda lam: ring_window(lam, 3, truncation=8)])
 def test_rate_balance_and_residual(make):
     lam = 0.6
     r = make(lam)
@@ -70,7 +70,7 @@ def test_pair_correlation_positive_and_R_above_fluid():
 def test_fast_resampling_tends_to_the_fluid_limit():
     lam = 0.8
     Rf = fluid.response_time(lam, DegreeDistribution.point(2))
-    gaps = [pair_approximation(lam, 2, mu, levels=14).response_time - Rf for mu in (100.0, 1000.0)]
+    gaps = [pair_approximation(lam, 2, mu, truncation=14).response_time - Rf for mu in (100.0, 1000.0)]
     # the pair correlation that resampling destroys is O(1/mu)
     assert gaps[0] > gaps[1] > 0
     assert gaps[0] / gaps[1] == pytest.approx(10.0, rel=0.05)
@@ -78,7 +78,7 @@ def test_fast_resampling_tends_to_the_fluid_limit():
 
 def test_auto_levels_converged():
     r = pair_approximation(0.9, 2)
-    s = pair_approximation(0.9, 2, levels=r.levels + 6)
+    s = pair_approximation(0.9, 2, truncation=r.truncation + 6)
     assert r.response_time == pytest.approx(s.response_time, rel=1e-9)
     assert r.blocking < 1e-12
 
@@ -89,7 +89,7 @@ def test_auto_levels_converged():
     (dict(lam=0.5, degree=2.0), TypeError),
     (dict(lam=0.5, degree=2, mu=-1.0), ValueError),
     (dict(lam=0.5, degree=2, mu=math.inf), ValueError),
-    (dict(lam=0.5, degree=2, levels=1), ValueError),
+    (dict(lam=0.5, degree=2, truncation=1), ValueError),
     (dict(lam=0.5, degree=2, closure="tree"), ValueError),
     (dict(lam=0.5, degree=2, tol=0.0), ValueError),
 ])
@@ -102,8 +102,8 @@ def test_pair_bad_input(kw, err):
     (dict(lam=0.0, length=2), ValueError),
     (dict(lam=0.5, length=1), ValueError),
     (dict(lam=0.5, length=2.5), TypeError),
-    (dict(lam=0.5, length=2, levels=1), ValueError),
-    (dict(lam=0.5, length=6, levels=20), ValueError),
+    (dict(lam=0.5, length=2, truncation=1), ValueError),
+    (dict(lam=0.5, length=6, truncation=20), ValueError),
     (dict(lam=0.5, length=2, mu="fast"), TypeError),
 ])
 def test_window_bad_input(kw, err):
@@ -112,10 +112,10 @@ def test_window_bad_input(kw, err):
 
 
 def test_results_are_frozen():
-    r = ring_window(0.5, 2, levels=4)
+    r = ring_window(0.5, 2, truncation=4)
     assert isinstance(r, WindowResult)
     with pytest.raises(Exception):
-        r.levels = 3
+        r.truncation = 3
 
 
 def _win_prob(a, others):

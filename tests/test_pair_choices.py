@@ -38,9 +38,9 @@ def test_k2_is_exact(lam):
 @pytest.mark.parametrize("d", [2, 3])
 def test_whole_neighbourhood_reproduces_pair_module(d):
     # choices = d + 1 (and more) looks at every neighbour: qlib.meanfield.pair's policy
-    ref = pair_approximation(0.8, d, levels=30).response_time
+    ref = pair_approximation(0.8, d, truncation=30).response_time
     for k in (d + 1, d + 3):
-        assert pc(0.8, d, choices=k, levels=30).response_time == pytest.approx(ref, rel=1e-9)
+        assert pc(0.8, d, choices=k, truncation=30).response_time == pytest.approx(ref, rel=1e-9)
 
 
 @pytest.mark.parametrize("d,k", [(2, 2), (3, 2), (4, 3)])
@@ -89,7 +89,7 @@ def test_monotone_in_load_and_degree():
     (dict(degree=0), ValueError, "degree"), (dict(degree=2.0), TypeError, "degree"),
     (dict(choices=1), ValueError, "choices"), (dict(choices=True), TypeError, "choices"),
     (dict(mu=-1.0), ValueError, "mu"), (dict(mu=float("inf")), ValueError, "mu"),
-    (dict(levels=1), ValueError, "levels"), (dict(closure="star"), ValueError, "closure"),
+    (dict(truncation=1), ValueError, "truncation"), (dict(closure="star"), ValueError, "closure"),
     (dict(tol=0.0), ValueError, "tol"), (dict(max_iter=0), ValueError, "max_iter"),
 ])
 def test_bad_input_names_the_parameter(kw, exc, word):

@@ -13,16 +13,16 @@ def test_reused_factorisation_gives_the_direct_solution():
 
 
 def test_warm_start_from_the_shorter_window():
-    w3 = ring_window(0.7, 3, levels=7)
-    cold = ring_window(0.7, 4, levels=7)
-    warm = ring_window(0.7, 4, levels=7, start=w3)
+    w3 = ring_window(0.7, 3, truncation=7)
+    cold = ring_window(0.7, 4, truncation=7)
+    warm = ring_window(0.7, 4, truncation=7, start=w3)
     assert abs(cold.response_time - warm.response_time) < 1e-8
     assert warm.iterations <= cold.iterations
 
 
 def test_start_refusals():
-    w3 = ring_window(0.7, 3, levels=7)
+    w3 = ring_window(0.7, 3, truncation=7)
     with pytest.raises(ValueError, match="start"):
-        ring_window(0.7, 4, levels=8, start=w3)
+        ring_window(0.7, 4, truncation=8, start=w3)
     with pytest.raises(TypeError, match="start"):
-        ring_window(0.7, 4, levels=7, start=np.zeros(3))
+        ring_window(0.7, 4, truncation=7, start=np.zeros(3))

@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_one_edge_is_the_exact_two_server_chain():
     # d = 1: the star is the whole component {u, v}; nothing is closed
     K = 24
-    star = star_approximation(0.7, 1, levels=K)
-    chain = exact.stationary(graphs.cliques(2, 2), 0.7, 0.0, levels=K).little_response_time
+    star = star_approximation(0.7, 1, truncation=K)
+    chain = exact.stationary(graphs.cliques(2, 2), 0.7, 0.0, truncation=K).little_response_time
     assert abs(star.response_time - chain) < 1e-9
     # ... and so is the pair approximation there
-    assert abs(star.response_time - pair_approximation(0.7, 1, levels=K).response_time) < 1e-9
+    assert abs(star.response_time - pair_approximation(0.7, 1, truncation=K).response_time) < 1e-9
 
 
 @pytest.mark.parametrize("lam", [0.5, 0.9])
@@ -30,8 +30,8 @@ def test_ring_star_is_the_window_of_three(lam):
     # d = 2: the star (u, v, w) is three consecutive queues and its closure the
     # window's order-2 Markov closure: two code paths, one fixed point
     K = 12
-    star = star_approximation(lam, 2, levels=K)
-    win = ring_window(lam, 3, levels=K)
+    star = star_approximation(lam, 2, truncation=K)
+    win = ring_window(lam, 3, truncation=K)
     assert abs(star.response_time - win.response_time) < 1e-8
     assert np.max(np.abs(star.marginal - win.marginal)) < 1e-8
 
@@ -50,7 +50,7 @@ def test_closure_is_consistent(d):
 
 def test_truncation_is_converged():
     a = star_approximation(0.9, 3)
-    b = star_approximation(0.9, 3, levels=a.levels + 2)
+    b = star_approximation(0.9, 3, truncation=a.truncation + 2)
     assert abs(a.response_time - b.response_time) < 1e-9 * b.response_time
 
 
@@ -64,7 +64,7 @@ def test_light_traffic(d):
 
 def test_star_of_the_pair_law_has_the_pair_marginals():
     # the warm start (leaves independent given the centre) keeps the pair's law
-    P = pair_approximation(0.8, 3, levels=8).pair
+    P = pair_approximation(0.8, 3, truncation=8).pair
     st = _Star(3, 8)
     S = st.from_pair(P)
     J = np.asarray(st.remove.T @ S.T).T.reshape(st.K1, st.K1, st.nM)
@@ -91,10 +91,10 @@ def test_within_one_percent_of_simulation_on_random_regular_graphs(d):
     (dict(lam=1.0, degree=3), ValueError, "lam"),
     (dict(lam=0.5, degree=0), ValueError, "degree"),
     (dict(lam=0.5, degree=3.0), TypeError, "degree"),
-    (dict(lam=0.5, degree=3, levels=1), ValueError, "levels"),
+    (dict(lam=0.5, degree=3, truncation=1), ValueError, "truncation"),
     (dict(lam=0.5, degree=3, tol=0.0), ValueError, "tol"),
     (dict(lam=0.5, degree=3, mass_tol=2.0), ValueError, "mass_tol"),
-    (dict(lam=0.5, degree=8, levels=30), ValueError, "levels"),
+    (dict(lam=0.5, degree=8, truncation=30), ValueError, "truncation"),
     (dict(lam=0.5, degree=3, progress=1), TypeError, "progress"),
 ])
 def test_bad_input_names_the_parameter(kw, exc, name):
@@ -105,8 +105,8 @@ def test_bad_input_names_the_parameter(kw, exc, name):
 def test_result_fields():
     r = star_approximation(0.7, 3)
     assert isinstance(r, StarResult)
-    assert r.states == (r.levels + 1) * math.comb(r.levels + 3, 3) == r.star.size
-    assert r.multisets.shape == (math.comb(r.levels + 3, 3), 3)
+    assert r.states == (r.truncation + 1) * math.comb(r.truncation + 3, 3) == r.star.size
+    assert r.multisets.shape == (math.comb(r.truncation + 3, 3), 3)
     assert r.occupancy[0] == 1 and abs(r.occupancy[1] - 0.7) < 1e-8
     # neighbours share arrivals: positively correlated, as in the pair closure
     assert 0 < r.correlation < 1 and pair_approximation(0.7, 3).correlation > 0

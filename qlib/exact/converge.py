@@ -76,7 +76,7 @@ class ConvergedSolve:
     Attributes
     ----------
     result : ExactResult
-        The solve at the final cap (``result.levels``).
+        The solve at the final cap (``result.truncation``).
     levels : ndarray of int
         The compared levels ``i >= 1`` (those with ``q(i) >= min_q``).
     error : ndarray
@@ -155,7 +155,7 @@ def stationary_converged(graph: Graph | nx.Graph, lam: float, mu: float, se: Arr
     while L <= max_truncation:
         hist.append(stationary(graph, lam, mu, L))
         if len(hist) >= 3:
-            k = hist[-3].levels + 1                            # levels common to the three solves
+            k = hist[-3].truncation + 1                            # levels common to the three solves
             a, b, c = (h.occupancy[:k] for h in hist[-3:])
             lv = np.nonzero(c >= min_q)[0][1:]
             if hist[-1].occupancy[k] < min_q and lv.size:      # no compared level beyond k

@@ -18,8 +18,8 @@ For ``mu = inf`` the permutation is fresh before every arrival and the
 multiset of queue lengths (the sorted vector) is a Markov chain; it is solved
 directly.
 
-Truncation: queues are capped at ``levels``; an arrival that would join a
-queue already holding ``levels`` tasks is **blocked** (lost).  The blocked
+Truncation: queues are capped at ``truncation``; an arrival that would join a
+queue already holding ``truncation`` tasks is **blocked** (lost).  The blocked
 fraction of arrivals and the stationary mass of the boundary are reported.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ class ExactResult(_LevelEstimates, ResultIO):
     Attributes
     ----------
     occupancy : numpy.ndarray
-        ``q(0), ..., q(levels)``: mean fraction of servers with at least
+        ``q(0), ..., q(truncation)``: mean fraction of servers with at least
         ``i`` tasks.
     mean_response_time : float
         Arrival side: ``E[k + 1]`` over accepted arrivals, ``k`` the queue
@@ -71,23 +71,23 @@ class ExactResult(_LevelEstimates, ResultIO):
     blocking_probability : float
         Fraction of arrivals that are blocked by the truncation.
     truncated_mass : float
-        Stationary probability that some queue holds ``levels`` tasks.
+        Stationary probability that some queue holds ``truncation`` tasks.
     n_states : int
         Number of states of the linear system that was solved.
     marginals : numpy.ndarray
-        ``(n, levels + 1)``: law of the queue length at each position
+        ``(n, truncation + 1)``: law of the queue length at each position
         (``mu = inf``: identical rows, the law of a uniform server).
-    n, lam, mu, levels
+    n, lam, mu, truncation
         The inputs.
     response_time : float
         ``mean_response_time``, under the name every result shares.
     error_estimates, error_bounds : dict
         ``{"occupancy": array, "response_time": float}``: *estimated*
         errors of the truncated chain's values against the untruncated
-        chain, from the solves at ``levels − 1`` and ``levels − 2`` (made on
+        chain, from the solves at ``truncation − 1`` and ``truncation − 2`` (made on
         first use): the last change scaled by the geometric tail of the
         changes.  Not certified bounds (``error_bounds`` is the name every
-        exact solver shares); ``inf`` when ``levels < 3``.
+        exact solver shares); ``inf`` when ``truncation < 3``.
     """
 
     occupancy: np.ndarray
@@ -100,7 +100,7 @@ class ExactResult(_LevelEstimates, ResultIO):
     n: int
     lam: float
     mu: float
-    levels: int
+    truncation: int
     _rerun: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -109,23 +109,23 @@ class ExactResult(_LevelEstimates, ResultIO):
         return self.mean_response_time
 
 
-def _check(graph, lam, mu, levels, name="levels"):
+def _check(graph, lam, mu, truncation, name="truncation"):
     graph = _as_graph(graph)
     if not 1 <= graph.n <= MAX_N:
         raise ValueError(f"graph.n must be in [1, {MAX_N}] for the exact "
                          f"solver, got {graph.n}")
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(levels).__name__}")
-    levels = int(levels)
-    if levels < 1:
-        raise ValueError(f"{name} must be >= 1, got {levels}")
+    if isinstance(truncation, bool) or not isinstance(truncation, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(truncation).__name__}")
+    truncation = int(truncation)
+    if truncation < 1:
+        raise ValueError(f"{name} must be >= 1, got {truncation}")
     lam = V.positive(lam, "lam")
     mu = V.nonnegative(mu, "mu", allow_inf=True)
     if lam >= 1:
         warnings.warn(f"lam = {lam} >= 1: the untruncated chain is unstable; "
                       "the result describes the loss system only",
                       RuntimeWarning, stacklevel=3)
-    return lam, mu, levels
+    return lam, mu, truncation
 
 
 def _solve_left(rows, cols, vals, size, N):
@@ -222,7 +222,7 @@ def _finite_mu(graph, lam, mu, L, choices=None):
     n = graph.n
     N = (L + 1) ** n
     if N > MAX_STATES:
-        raise ValueError(f"levels too large for n={n}: (levels+1)^n = {N} "
+        raise ValueError(f"truncation too large for n={n}: (truncation+1)^n = {N} "
                          f"> {MAX_STATES} states")
     Y, w = _grid(n, L)
     # state code = row index of the grid; orbit representative = min code
@@ -282,7 +282,7 @@ def _infinite_mu(graph, lam, L, choices=None):
     from itertools import combinations_with_replacement
     N = math.comb(L + n, n)
     if N > MAX_STATES:
-        raise ValueError(f"levels too large for n={n}: {N} > {MAX_STATES}")
+        raise ValueError(f"truncation too large for n={n}: {N} > {MAX_STATES}")
     S = np.array(list(combinations_with_replacement(range(L + 1), n)),
                  dtype=np.int64)
     base = L + 1
@@ -342,9 +342,9 @@ def _infinite_mu(graph, lam, L, choices=None):
     return S, pi, block, resp, N
 
 
-def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
+def stationary(graph: Graph | nx.Graph, lam: float, mu: float, truncation: int, *,
                progress: bool = False, choices: int | None = None) -> ExactResult:
-    """Exact stationary law of JSQ on a tiny graph at arrival rate ``lam`` per server and resampling rate ``mu``, truncated at ``levels``.
+    """Exact stationary law of JSQ on a tiny graph at arrival rate ``lam`` per server and resampling rate ``mu``, truncated at ``truncation``.
 
     Parameters
     ----------
@@ -356,12 +356,12 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     mu : float
         Resampling rate ``μ >= 0``; ``math.inf`` means a fresh uniform
         permutation before every arrival.
-    levels : int
+    truncation : int
         Truncation ``L >= 1``: an arrival that would join a queue holding
         ``L`` tasks is blocked.
     progress : bool, default False
         Say (one line on stderr) how many unknowns the solve has and, when that
-        is large, that it will take long and that fewer ``levels`` may do
+        is large, that it will take long and that fewer ``truncation`` may do
         (``error_bounds`` estimates the truncation error). Without it the line
         is printed only in a terminal and only for a large system.
     choices : int, optional
@@ -379,9 +379,9 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     Raises
     ------
     TypeError
-        If ``graph`` is not a Graph or ``levels`` not an int.
+        If ``graph`` is not a Graph or ``truncation`` not an int.
     ValueError
-        If ``n > 5``, ``levels < 1``, ``lam <= 0`` or not finite, ``mu < 0``
+        If ``n > 5``, ``truncation < 1``, ``lam <= 0`` or not finite, ``mu < 0``
         or nan, or the state space exceeds ``MAX_STATES``.
 
     Notes
@@ -405,7 +405,7 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     (1.5896, 0.7)
     """
     graph = _as_graph(graph)   # a qlib Graph or an undirected networkx graph
-    lam, mu, L = _check(graph, lam, mu, levels)
+    lam, mu, L = _check(graph, lam, mu, truncation)
     choices = _check_choices(choices) or None
     n = graph.n
     if mu == 0:
@@ -419,9 +419,9 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
     est = math.comb(n + L, L) if math.isinf(mu) else sum((L + 1) ** len(p) for p in parts)
     if progress or est > _SLOW_UNKNOWNS:
         from qlib._feedback import say
-        msg = f"exact.stationary: about {est:,} states (n = {n}, levels = {L})"
+        msg = f"exact.stationary: about {est:,} states (n = {n}, truncation = {L})"
         if est > _SLOW_UNKNOWNS:
-            msg += ("; a solve this size takes a minute or more: fewer levels may do "
+            msg += ("; a solve this size takes a minute or more: a lower truncation may do "
                     "(error_bounds estimates the truncation error)")
         say(msg, force=bool(progress))
     marg = np.zeros((n, L + 1))
@@ -446,7 +446,7 @@ def stationary(graph: Graph | nx.Graph, lam: float, mu: float, levels: int, *,
                        blocking_probability=float(blocked / (lam * n)),
                        truncated_mass=float(1.0 - free),
                        n_states=int(size), marginals=marg, n=n, lam=lam,
-                       mu=mu, levels=L,
+                       mu=mu, truncation=L,
                        _rerun=functools.partial(stationary, graph, lam, mu, choices=choices))
 
 

@@ -76,8 +76,8 @@ class PairResult:
         the returned ``π``.
     iterations : int
         Fixed-point iterations used.
-    lam, mu, degree, levels, closure
-        The inputs (``levels`` is ``K``).
+    lam, mu, degree, truncation, closure
+        The inputs (``truncation`` is ``K``).
     """
 
     pair: np.ndarray
@@ -91,7 +91,7 @@ class PairResult:
     lam: float
     mu: float
     degree: int
-    levels: int
+    truncation: int
     closure: str
 
 
@@ -275,9 +275,9 @@ def _solve(lam, mu, d, K, closure, tol, max_iter, P0=None, *, rates=None, order=
     return P, it, res, blocked
 
 
-def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int | None = None,
+def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, truncation: int | None = None,
                        closure: str = "pair", tol: float = 1e-12, max_iter: int = 5000,
-                       max_levels: int = 400) -> PairResult:
+                       max_truncation: int = 400) -> PairResult:
     """Equilibrium of the pair approximation of JSQ on a ``d``-regular graph resampled at resampling rate ``mu``.
 
     Parameters
@@ -290,7 +290,7 @@ def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int 
     mu : float
         Resampling rate ``μ >= 0`` (finite): a fresh random placement
         replaces the pair's law by ``p ⊗ p`` at rate ``μ``.
-    levels : int, optional
+    truncation : int, optional
         Truncation ``K >= 2`` (arrivals to a queue holding ``K`` tasks are
         lost).  Default: start at ``K = 16`` and grow by half until the
         response time changes by less than ``100 tol`` (relative) and the
@@ -305,7 +305,7 @@ def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int 
         more than ``tol``; in ``(0, 1)``.
     max_iter : int
         Largest number of fixed-point iterations.
-    max_levels : int
+    max_truncation : int
         Largest automatic truncation.
 
     Returns
@@ -316,10 +316,10 @@ def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int 
     ------
     ValueError
         If ``lam`` is not in ``(0, 1)``, ``degree < 1``, ``mu`` is negative,
-        infinite or nan, ``levels < 2``, ``tol`` not in ``(0, 1)``, or
+        infinite or nan, ``truncation < 2``, ``tol`` not in ``(0, 1)``, or
         ``closure`` is unknown.
     TypeError
-        If ``degree``, ``levels``, ``max_iter`` or ``max_levels`` is not an int.
+        If ``degree``, ``truncation``, ``max_iter`` or ``max_truncation`` is not an int.
     RuntimeError
         If the iteration or the truncation does not converge.
 
@@ -343,22 +343,22 @@ def pair_approximation(lam: float, degree: int, mu: float = 0.0, *, levels: int 
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     max_iter = _check_int(max_iter, "max_iter", 1)
-    max_levels = _check_int(max_levels, "max_levels", 2)
+    max_truncation = _check_int(max_truncation, "max_truncation", 2)
 
     def result(P, it, res, blocked, K):
         return PairResult(**_summary(P, lam, blocked), residual=res, iterations=it, lam=lam,
-                          mu=mu, degree=d, levels=K, closure=closure)
+                          mu=mu, degree=d, truncation=K, closure=closure)
 
-    if levels is not None:
-        K = _check_int(levels, "levels", 2)
+    if truncation is not None:
+        K = _check_int(truncation, "truncation", 2)
         return result(*_solve(lam, mu, d, K, closure, tol, max_iter), K)
     K = 16
     P, it, res, bl = _solve(lam, mu, d, K, closure, tol, max_iter)
     prev = result(P, it, res, bl, K)
     while True:
         K2 = K + K // 2
-        if K2 > max_levels:
-            raise RuntimeError(f"no converged truncation up to {max_levels} levels")
+        if K2 > max_truncation:
+            raise RuntimeError(f"no converged truncation up to {max_truncation} truncation")
         P, it, res, bl = _solve(lam, mu, d, K2, closure, tol, max_iter, P0=P)
         cur = result(P, it, res, bl, K2)
         K = K2
@@ -512,8 +512,8 @@ class WindowResult:
         Lost fraction of arrivals at ``K``; largest entry of the master
         equation's right-hand side at the returned law.
     iterations : int
-    lam, mu, length, levels
-        The inputs (``length`` is ``L``, ``levels`` is ``K``).
+    lam, mu, length, truncation
+        The inputs (``length`` is ``L``, ``truncation`` is ``K``).
     """
 
     window: np.ndarray
@@ -527,10 +527,10 @@ class WindowResult:
     lam: float
     mu: float
     length: int
-    levels: int
+    truncation: int
 
 
-def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, tol: float = 1e-11,
+def ring_window(lam: float, length: int, mu: float = 0.0, *, truncation: int = 12, tol: float = 1e-11,
                 max_iter: int = 2000, start: WindowResult | None = None) -> WindowResult:
     """Window (cluster) approximation of JSQ on the ring at resampling rate ``mu``: ``L`` consecutive queues.
 
@@ -552,12 +552,12 @@ def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, t
     mu : float
         Resampling rate ``μ >= 0`` (finite): at rate ``μ`` the window's law
         is replaced by the product of its marginals.
-    levels : int
+    truncation : int
         Truncation ``K >= 2``.
     tol, max_iter
         As for :func:`~qlib.meanfield.pair.pair_approximation`.
     start : WindowResult, optional
-        The window of length ``L − 1`` at the same ``levels``: the start is
+        The window of length ``L − 1`` at the same ``truncation``: the start is
         its Markov extension (fewer fixed-point steps).  Above ``10**4``
         states each step solves by GMRES preconditioned with an incomplete LU
         that is reused across steps and refactored only when GMRES stalls.
@@ -569,17 +569,17 @@ def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, t
     Raises
     ------
     ValueError
-        If ``lam`` is not in ``(0, 1)``, ``length < 2``, ``levels < 2``,
+        If ``lam`` is not in ``(0, 1)``, ``length < 2``, ``truncation < 2``,
         ``mu`` is negative or not finite, ``tol`` not in ``(0, 1)``, or the
         state space exceeds ``2 * 10**6`` states.
     TypeError
-        If ``length``, ``levels`` or ``max_iter`` is not an int.
+        If ``length``, ``truncation`` or ``max_iter`` is not an int.
     RuntimeError
         If the fixed-point iteration does not converge.
     """
     lam = _check_lam(lam)
     L = _check_int(length, "length", 2)
-    K = _check_int(levels, "levels", 2)
+    K = _check_int(truncation, "truncation", 2)
     max_iter = _check_int(max_iter, "max_iter", 1)
     try:
         mu = float(mu)
@@ -590,15 +590,15 @@ def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, t
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     if (K + 1) ** L > 2_000_000:
-        raise ValueError(f"levels and length too large: (levels+1)**length = {(K + 1) ** L} "
+        raise ValueError(f"truncation and length too large: (truncation+1)**length = {(K + 1) ** L} "
                          "> 2000000 states")
     P0 = None
     if start is not None:
         if not isinstance(start, WindowResult):
             raise TypeError(f"start must be a WindowResult, got {type(start).__name__}")
-        if start.length != L - 1 or start.levels != K:
-            raise ValueError(f"start must have length {L - 1} and levels {K}, got "
-                             f"{start.length} and {start.levels}")
+        if start.length != L - 1 or start.truncation != K:
+            raise ValueError(f"start must have length {L - 1} and truncation {K}, got "
+                             f"{start.length} and {start.truncation}")
         P0 = _extend(start.window, L)
     P, it, res, blocked = _solve_window(lam, mu, L, K, tol, max_iter, P0=P0)
     p = P.sum(axis=tuple(range(1, L)))
@@ -612,4 +612,4 @@ def ring_window(lam: float, length: int, mu: float = 0.0, *, levels: int = 12, t
     return WindowResult(window=P, marginal=p, occupancy=q,
                         response_time=m / (lam * (1 - blocked / lam)),
                         correlation=cov / var if var > 0 else 0.0, blocking=blocked / lam,
-                        residual=res, iterations=it, lam=lam, mu=mu, length=L, levels=K)
+                        residual=res, iterations=it, lam=lam, mu=mu, length=L, truncation=K)

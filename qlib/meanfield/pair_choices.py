@@ -77,7 +77,7 @@ class ChoicesPairResult(PairResult):
     The fields of :class:`qlib.meanfield.pair.PairResult` (``pair``,
     ``marginal``, ``occupancy``, ``response_time``, ``correlation``,
     ``blocking``, ``residual``, ``iterations``, ``lam``, ``mu``, ``degree``,
-    ``levels``, ``closure``) and:
+    ``truncation``, ``closure``) and:
 
     Attributes
     ----------
@@ -127,13 +127,13 @@ def _solve(lam, mu, d, k, K, closure, tol, max_iter, P0=None):
 
 def _result(P, it, res, blocked, lam, mu, d, k, K, closure):
     return ChoicesPairResult(**_summary(P, lam, blocked), residual=res, iterations=it, lam=lam, mu=mu,
-                             degree=d, levels=K, closure=closure, choices=k)
+                             degree=d, truncation=K, closure=closure, choices=k)
 
 
 def pair_approximation_choices(lam: float, degree: int, mu: float = 0.0, *, choices: int = 2,
-                               levels: int | None = None, closure: str = "pair",
+                               truncation: int | None = None, closure: str = "pair",
                                tol: float = 1e-12, max_iter: int = 5000,
-                               max_levels: int = 400) -> ChoicesPairResult:
+                               max_truncation: int = 400) -> ChoicesPairResult:
     """Equilibrium of the pair approximation of the ``choices = k`` policy on a ``d``-regular graph.
 
     Parameters
@@ -151,7 +151,7 @@ def pair_approximation_choices(lam: float, degree: int, mu: float = 0.0, *, choi
         drawn uniformly (all of them when ``d < k − 1``); ``k >= d + 1`` is
         the closed-neighbourhood policy of
         :func:`qlib.meanfield.pair.pair_approximation`.
-    levels : int, optional
+    truncation : int, optional
         Truncation ``K >= 2``.  Default: from ``K = 16``, grow by half until
         the response time changes by less than ``100 tol`` (relative) and
         the blocking is below ``tol``.
@@ -163,7 +163,7 @@ def pair_approximation_choices(lam: float, degree: int, mu: float = 0.0, *, choi
         Fixed-point tolerance on the entries of ``π``, in ``(0, 1)``.
     max_iter : int
         Largest number of fixed-point iterations.
-    max_levels : int
+    max_truncation : int
         Largest automatic truncation.
 
     Returns
@@ -174,11 +174,11 @@ def pair_approximation_choices(lam: float, degree: int, mu: float = 0.0, *, choi
     ------
     ValueError
         If ``lam`` is not in ``(0, 1)``, ``degree < 1``, ``choices < 2``,
-        ``mu`` is negative or not finite, ``levels < 2``, ``tol`` is not in
+        ``mu`` is negative or not finite, ``truncation < 2``, ``tol`` is not in
         ``(0, 1)``, or ``closure`` is unknown.
     TypeError
-        If ``degree``, ``choices``, ``levels``, ``max_iter`` or
-        ``max_levels`` is not an int, or ``mu``/``tol`` not a real number.
+        If ``degree``, ``choices``, ``truncation``, ``max_iter`` or
+        ``max_truncation`` is not an int, or ``mu``/``tol`` not a real number.
     RuntimeError
         If the iteration or the truncation does not converge.
 
@@ -201,20 +201,20 @@ def pair_approximation_choices(lam: float, degree: int, mu: float = 0.0, *, choi
         raise ValueError(f"closure must be 'pair' or 'independent', got {closure!r}")
     tol = V.real(tol, "tol", lo=0, hi=1, lo_open=True, hi_open=True)
     max_iter = V.integer(max_iter, "max_iter", lo=1)
-    max_levels = V.integer(max_levels, "max_levels", lo=2)
+    max_truncation = V.integer(max_truncation, "max_truncation", lo=2)
     kk = min(k, d + 1)                        # the sample cannot exceed the neighbourhood
 
     def run(K, P0=None):
         return _result(*_solve(lam, mu, d, kk, K, closure, tol, max_iter, P0), lam, mu, d, k, K,
                        closure)
 
-    if levels is not None:
-        return run(V.integer(levels, "levels", lo=2))
+    if truncation is not None:
+        return run(V.integer(truncation, "truncation", lo=2))
     prev = run(16)
     while True:
-        K = prev.levels + prev.levels // 2
-        if K > max_levels:
-            raise RuntimeError(f"no converged truncation up to max_levels = {max_levels}")
+        K = prev.truncation + prev.truncation // 2
+        if K > max_truncation:
+            raise RuntimeError(f"no converged truncation up to max_truncation = {max_truncation}")
         cur = run(K, prev.pair)
         if (abs(cur.response_time - prev.response_time) <= 100 * tol * cur.response_time
                 and cur.blocking <= tol):

@@ -22,7 +22,7 @@ from qlib.meanfield.pair import _check_int, ring_window
 __all__ = ["first_order_coefficient"]
 
 
-def first_order_coefficient(lam: float, length: int = 3, *, mu: float = 1e3, levels: int = 8,
+def first_order_coefficient(lam: float, length: int = 3, *, mu: float = 1e3, truncation: int = 8,
                             tol: float = 1e-15) -> float:
     """Coefficient ``w`` of ``R = R* + w/μ + o(1/μ)`` for the ring from the window of length ``L``.
 
@@ -35,7 +35,7 @@ def first_order_coefficient(lam: float, length: int = 3, *, mu: float = 1e3, lev
         exact to first order; ``L >= 3`` all give the same ``w``).
     mu : float
         The smaller of the two resampling rates ``μ, 2μ`` used; ``μ >= 10``.
-    levels : int
+    truncation : int
         Truncation ``K`` of :func:`~qlib.meanfield.pair.ring_window`; near the
         product state the tail is the fluid one (doubly exponential), so a
         small ``K`` suffices.
@@ -50,26 +50,26 @@ def first_order_coefficient(lam: float, length: int = 3, *, mu: float = 1e3, lev
     Raises
     ------
     ValueError
-        If ``lam`` is not in ``(0, 1)``, ``length < 2``, ``levels < 2`` or
+        If ``lam`` is not in ``(0, 1)``, ``length < 2``, ``truncation < 2`` or
         ``mu < 10`` or not finite.
     TypeError
-        If ``length`` or ``levels`` is not an int, or ``mu`` not a real number.
+        If ``length`` or ``truncation`` is not an int, or ``mu`` not a real number.
 
     Examples
     --------
-    >>> w3 = first_order_coefficient(0.9, 3, levels=6)
+    >>> w3 = first_order_coefficient(0.9, 3, truncation=6)
     >>> round(w3, 3)
     0.363
-    >>> round(first_order_coefficient(0.9, 2, levels=6), 3) < 0.3     # the pair's w is lower
+    >>> round(first_order_coefficient(0.9, 2, truncation=6), 3) < 0.3     # the pair's w is lower
     True
     """
     L = _check_int(length, "length", 2)
-    K = _check_int(levels, "levels", 2)
+    K = _check_int(truncation, "truncation", 2)
     if isinstance(mu, bool) or not isinstance(mu, numbers.Real):
         raise TypeError(f"mu must be a real number, got {type(mu).__name__}")
     if not (math.isfinite(mu) and mu >= 10):
         raise ValueError(f"mu must be finite and >= 10, got {mu}")
     r_star = fluid.response_time(lam, DegreeDistribution.point(2))
-    w = [m * (ring_window(lam, L, m, levels=K, tol=tol).response_time - r_star)
+    w = [m * (ring_window(lam, L, m, truncation=K, tol=tol).response_time - r_star)
          for m in (float(mu), 2.0 * float(mu))]
     return 2.0 * w[1] - w[0]

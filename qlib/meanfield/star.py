@@ -117,8 +117,8 @@ class StarResult:
         Number of states of the star chain, ``(K+1) · C(K+d, d)``.
     seconds : float
         Wall time of the whole solve.
-    lam, degree, levels
-        The inputs (``levels`` is ``K``).
+    lam, degree, truncation
+        The inputs (``truncation`` is ``K``).
     """
 
     star: np.ndarray
@@ -138,7 +138,7 @@ class StarResult:
     seconds: float
     lam: float
     degree: int
-    levels: int
+    truncation: int
 
 
 def _multisets(K1, m):
@@ -343,8 +343,8 @@ def _solve_star(lam, d, K, tol, max_iter, S0=None, small=None, progress=False):
     return st, S, it, res, blocked
 
 
-def star_approximation(lam: float, degree: int, *, levels: int | None = None, tol: float = 1e-11,
-                       max_iter: int = 500, max_levels: int = 40, mass_tol: float = 1e-10,
+def star_approximation(lam: float, degree: int, *, truncation: int | None = None, tol: float = 1e-11,
+                       max_iter: int = 500, max_truncation: int = 40, mass_tol: float = 1e-10,
                        progress: bool = False) -> StarResult:
     """Equilibrium of the star approximation of JSQ on a static ``d``-regular graph.
 
@@ -362,7 +362,7 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
     degree : int
         Degree ``d >= 1`` (``d = 1``: disjoint edges, exact; ``d = 2``: the
         ring, where the star is the window of three queues).
-    levels : int, optional
+    truncation : int, optional
         Truncation ``K >= 2``.  Default: start at ``K = 6`` and grow by two
         until the centre's mass at ``K`` is below ``mass_tol`` and the
         response time changes by less than ``10 mass_tol`` (relative).
@@ -371,7 +371,7 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
         by more than ``tol``; in ``(0, 1)``.
     max_iter : int
         Largest number of fixed-point iterations per truncation.
-    max_levels : int
+    max_truncation : int
         Largest automatic truncation.
     mass_tol : float
         Largest neglected mass at the truncation level, in ``(0, 1)``.
@@ -386,11 +386,11 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
     Raises
     ------
     ValueError
-        If ``lam`` is not in ``(0, 1)``, ``degree < 1``, ``levels < 2``,
+        If ``lam`` is not in ``(0, 1)``, ``degree < 1``, ``truncation < 2``,
         ``tol`` or ``mass_tol`` not in ``(0, 1)``, or the chain would have
         more than ``10**6`` states.
     TypeError
-        If ``degree``, ``levels``, ``max_iter`` or ``max_levels`` is not an int.
+        If ``degree``, ``truncation``, ``max_iter`` or ``max_truncation`` is not an int.
     RuntimeError
         If the iteration or the truncation does not converge.
 
@@ -400,14 +400,14 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
     >>> round(star_approximation(0.5, 1).response_time, 6)    # one edge, two servers: exact
     1.426321
     >>> star = star_approximation(0.9, 3)
-    >>> round(star.response_time, 4), star.levels, star.states
+    >>> round(star.response_time, 4), star.truncation, star.states
     (1.9143, 10, 3146)
     """
     t_start = time.perf_counter()
     lam = _check_lam(lam)
     d = _check_int(degree, "degree", 1)
     max_iter = _check_int(max_iter, "max_iter", 1)
-    max_levels = _check_int(max_levels, "max_levels", 2)
+    max_truncation = _check_int(max_truncation, "max_truncation", 2)
     for name, val in (("tol", tol), ("mass_tol", mass_tol)):
         if isinstance(val, bool) or not isinstance(val, numbers.Real) or not 0 < val < 1:
             raise ValueError(f"{name} must be in (0, 1), got {val!r}")
@@ -439,21 +439,21 @@ def star_approximation(lam: float, degree: int, *, levels: int | None = None, to
                           correlation=cov / math.sqrt(var_c * var_l) if var_c * var_l > 0 else 0.0,
                           blocking=blocked / lam, top_mass=float(p[-1]), residual=res,
                           iterations=it, states=st.states, seconds=time.perf_counter() - t_start,
-                          lam=lam, degree=d, levels=st.K)
+                          lam=lam, degree=d, truncation=st.K)
 
-    if levels is not None:
-        K = _check_int(levels, "levels", 2)
-        check_size(K, "levels")
+    if truncation is not None:
+        K = _check_int(truncation, "truncation", 2)
+        check_size(K, "truncation")
         return result(*_solve_star(lam, d, K, tol, max_iter, progress=progress))
     K = 6
-    check_size(K, "max_levels")
+    check_size(K, "max_truncation")
     st, S, it, res, bl = _solve_star(lam, d, K, tol, max_iter, progress=progress)
     prev = result(st, S, it, res, bl)
     while True:
         K2 = K + 2
-        if K2 > max_levels:
-            raise RuntimeError(f"no converged truncation up to {max_levels} levels")
-        check_size(K2, "max_levels")
+        if K2 > max_truncation:
+            raise RuntimeError(f"no converged truncation up to {max_truncation} truncation")
+        check_size(K2, "max_truncation")
         st, S, it, res, bl = _solve_star(lam, d, K2, tol, max_iter, S0=S, small=st,
                                          progress=progress)
         cur = result(st, S, it, res, bl)
