@@ -62,6 +62,10 @@ from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
 from qlib import _validate as V
 from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import GraphLike, Seed
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
@@ -431,9 +435,11 @@ def _pool(X, burn_in):
     return head, tail, nxt, tarr, k
 
 
-def simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
-                     levels=None, record_dt=None, initial=None, progress=False,
-                     batches=None, service, record_response=False, warn=True):
+def simulate_general(graph: GraphLike, lam: float, mu: float = 0.0, *, t_end: float,
+                     burn_in: float = 0.0, seed: Seed = None, levels: int | None = None,
+                     record_dt: float | None = None, initial: object = None,
+                     progress: bool = False, batches: int | None = None, service: object,
+                     record_response: bool = False, warn: bool = True) -> SimulationResult:
     """JSQ on a resampled graph with FIFO servers and general services.
 
     Called by :func:`qlib.simulate <qlib.sim.run.simulate>` when ``service`` is a law (or when

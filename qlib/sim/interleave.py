@@ -25,6 +25,10 @@ import math
 import time
 import numba
 import numpy as np
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib._types import GraphLike
 
 from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS, _H0,
                              _H1, _HP, _IREC, _KC, _NST, _RES, _depth, _exp1,
@@ -365,9 +369,11 @@ def _block(n):
     return 256
 
 
-def simulate_interleaved(graph, lam, mu=0.0, *, seeds, t_end, burn_in=0.0,
-                         levels=None, record_dt=None, initial=None,
-                         batches=None, depth=None, block=None, warn=True):
+def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds: Sequence,
+                         t_end: float, burn_in: float = 0.0, levels: int | None = None,
+                         record_dt: float | None = None, initial: object = None,
+                         batches: int | None = None, depth: int | None = None,
+                         block: int | None = None, warn: bool = True) -> list[SimulationResult]:
     """Independent runs of :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (exponential services),
     one per seed, advanced together in one interleaved loop.
 

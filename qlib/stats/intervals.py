@@ -7,6 +7,10 @@ import numbers
 import numpy as np
 from dataclasses import dataclass
 from qlib._lazy import scipy_stats as _st
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ['replication_ci', 'ReplicationCI', 't_quantile', 'Interval', 'IntervalArray']
 
@@ -53,7 +57,7 @@ def _check_df(df):
     return d
 
 
-def t_quantile(p, df):
+def t_quantile(p: ArrayLike, df: ArrayLike) -> np.ndarray:
     """Student-t quantile ``t_{df}^{-1}(p)``; ``df = inf`` gives the normal one.
 
     Parameters
@@ -272,7 +276,7 @@ class IntervalArray(np.ndarray):
         return (_interval_array, (np.asarray(self), self.center, self.se, self.df, self.level))
 
 
-def replication_ci(x, level=0.95):
+def replication_ci(x: ArrayLike, level: float = 0.95) -> ReplicationCI:
     """Mean, standard error and Student-t half-width over replications.
 
     Parameters

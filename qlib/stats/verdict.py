@@ -42,6 +42,10 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # names for the annotations only
+    from numpy.typing import ArrayLike
 
 __all__ = ["Check", "Checks", "level_one_check"]
 
@@ -306,7 +310,7 @@ class Checks:
         return self.markdown()
 
 
-def level_one_check(estimates, se, df, lam, *, level: float = 0.95,
+def level_one_check(estimates: ArrayLike, se: ArrayLike, df: ArrayLike, lam: ArrayLike, *, level: float = 0.95,
                     claim: str = "the busy fraction equals λ") -> Check:
     """The exact identity every stationary cell gets for free: ``E q(1) = λ``.
 
