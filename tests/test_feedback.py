@@ -40,7 +40,7 @@ def test_exact_stationary_warns_of_a_long_solve_before_it(capsys, monkeypatch):
     from qlib.exact import tiny
     monkeypatch.setattr(tiny, "_SLOW_UNKNOWNS", 10)
     exact.stationary(graphs.ring(3), 0.5, math.inf, 4, progress=True)
-    assert "fewer levels may do" in capsys.readouterr().err
+    assert "a lower truncation may do" in capsys.readouterr().err
 
 
 def test_stationary_jsq_progress_runs():
