@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
+from qlib.halfin_whitt._slices import progress_bar, slice_ends
 from qlib.halfin_whitt._common import _check_beta, _check_times, _seed32, _seed_record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:   # names for the annotations only
@@ -309,29 +310,22 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     out = np.zeros((int(replications), len(ds), int(nblocks), 5))
     events = 0
     st, fst = np.zeros(4, np.int64), np.zeros(2)
-    nslices, bar = 1, None
-    if progress:
-        from tqdm.auto import tqdm
-        nslices = 100
-        bar = tqdm(total=int(replications) * t_end, unit="time", desc=f"simulate_jsq_d n={n}")
+    bar = progress_bar(progress, int(replications) * t_end, "time", f"simulate_jsq_d n={n}")
     w0 = time.perf_counter()
     try:
         for r, child in enumerate(ss.spawn(int(replications))):
             Q, seed_r = Q0.copy(), int(child.generate_state(1)[0])
-            for j in range(1, nslices + 1):
-                slice_end = t_end if j == nslices else t_end * j / nslices
-                _jsq_d_kernel(seed_r if j == 1 else -1, lam, H, t_end, burn_in, Q,
+            for j, slice_end in enumerate(slice_ends(t_end, progress)):
+                _jsq_d_kernel(seed_r if j == 0 else -1, lam, H, t_end, burn_in, Q,
                               int(nblocks), out[r], slice_end, st, fst)
-                if bar is not None:
-                    bar.update(r * t_end + slice_end - bar.n)
+                bar.update(r * t_end + slice_end - bar.n)
                 if st[3]:
                     break
             if st[1]:
                 raise RuntimeError(f"a queue exceeded capacity = {capacity}; rerun with a larger capacity")
             events += int(st[0])
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     wall = time.perf_counter() - w0
     blocks = out / ((t_end - burn_in) / nblocks)
     avg = blocks.mean(axis=2)

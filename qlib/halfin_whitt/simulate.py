@@ -12,6 +12,7 @@ from qlib._feedback import compile_notice
 from qlib.stats._results import BatchIntervals, ResultIO
 from qlib.stats.intervals import Interval
 from qlib import _validate as V
+from qlib.halfin_whitt._slices import progress_bar, slice_ends
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
 
 __all__ = ['simulate_jsq', 'JSQResult']
@@ -451,23 +452,16 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     acc, arr, warr = np.zeros((nfine, 5)), np.zeros(nfine), np.zeros(nfine)
     waits, paths = np.empty(int(max_waits)), np.zeros((nrec, 4))
     ist, fst = np.zeros(10, np.int64), np.zeros(5)
-    nslices, bar = 1, None
-    if progress:
-        from tqdm.auto import tqdm
-        nslices = 100
-        bar = tqdm(total=t_end, unit="time", desc=f"simulate_jsq n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_jsq n={n}")
     try:
-        for j in range(1, nslices + 1):
-            slice_end = t_end if j == nslices else t_end * j / nslices
-            _jsq_kernel(seed32 if j == 1 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,
+        for j, slice_end in enumerate(slice_ends(t_end, progress)):
+            _jsq_kernel(seed32 if j == 0 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,
                         record_dt, nrec, slice_end, acc, arr, warr, waits, paths, ist, fst)
-            if bar is not None:
-                bar.update(slice_end - bar.n)
+            bar.update(slice_end - bar.n)
             if ist[_DONE]:
                 break
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     waits = waits[:ist[_NW]]
     events, arrivals, cumw, t3, overflow = ist[_EV], ist[_ARRS], fst[_CUMW], fst[_T3], ist[_OVF]
     wall = time.perf_counter() - w0

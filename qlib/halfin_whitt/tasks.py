@@ -26,6 +26,7 @@ import numpy as np
 
 from qlib.stats._results import BatchIntervals, ResultIO
 from qlib import _validate as V
+from qlib.halfin_whitt._slices import progress_bar, slice_ends
 from qlib.halfin_whitt._common import (_check_beta, _check_n, _check_pos, _check_times,
                                 _seed32, _seed_record)
 from typing import TYPE_CHECKING
@@ -485,22 +486,15 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     nslice = _TASKS_FINE if batches is None else batches
     state = _tasks_init(seed32, n, lam, X0, capacity + 1, nslice, max_waits)
     X, tk, ti, rec, ist = state[0], state[10], state[11], state[12], state[13]
-    nslices, bar = 1, None
-    if progress:
-        from tqdm.auto import tqdm
-        nslices = 100
-        bar = tqdm(total=t_end, unit="time", desc=f"simulate_tasks n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_tasks n={n}")
     try:
-        for j in range(1, nslices + 1):
-            slice_end = t_end if j == nslices else t_end * j / nslices
+        for slice_end in slice_ends(t_end, progress):
             _tasks_run(n, lam, t_end, burn_in, capacity + 1, nslice, slice_end, *state)
-            if bar is not None:
-                bar.update(slice_end - bar.n)
+            bar.update(slice_end - bar.n)
             if ist[7]:
                 break
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     rec, events, overflow = rec[:ist[3]], ist[5], ist[6]
     wall = time.perf_counter() - w0
     if overflow:

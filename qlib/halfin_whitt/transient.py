@@ -8,6 +8,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib import _validate as V
+from qlib.halfin_whitt._slices import SLICES, progress_bar
 from qlib.halfin_whitt._common import _check_beta, _check_pos
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:   # names for the annotations only
@@ -231,21 +232,16 @@ def transient_jsq(n: int, beta: float, initial: Sequence[int], times: ArrayLike,
     lo = np.array([q[0] - a, q[1], q[2]])
     hi, gone = lo.copy(), 0.0
     out, lost = np.zeros((t.size, 4)), np.zeros(kmax + 1)   # lost[k]: mass removed before step k
-    nslices, bar = 1, None
-    if progress:
-        from tqdm.auto import tqdm
-        nslices = min(100, kmax + 1)
-        bar = tqdm(total=kmax + 1, unit="step", desc=f"transient_jsq n={n}")
+    nslices = min(SLICES, kmax + 1) if progress else 1
+    bar = progress_bar(progress, kmax + 1, "step", f"transient_jsq n={n}")
     try:
         for j in range(nslices):
             k0, k1 = (kmax + 1) * j // nslices, (kmax + 1) * (j + 1) // nslices
             p, new, gone = _jsq_transient_kernel(n, lam, a, b, weights, k0, k1, 64, drop, p, new,
                                                  lo, hi, out, lost, gone)
-            if bar is not None:
-                bar.update(k1 - k0)
+            bar.update(k1 - k0)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     removed = weights @ lost + tail
     return TransientJSQ(
         n=n, beta=beta, times=t, mean_x1=(out[:, 0] - n) / sq, mean_x2=out[:, 1] / sq,
