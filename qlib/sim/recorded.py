@@ -8,7 +8,7 @@ it. Seeded runs are deterministic, so a replayed result is the one the call
 would return now, as long as the simulator is unchanged; ``record=True``
 (a chapter's ``FULL`` switch) reruns every call and rewrites the store.
 The store is a gzip-compressed pickle of plain dicts and NumPy arrays
-(:meth:`~qlib.stats._results.ResultIO.to_dict`), stamped with
+(each result's ``to_dict``), stamped with
 :func:`code_version`: a store written by other simulator or statistics code
 is ignored (every call runs again and the store is rewritten), and the tests
 fail on a committed store whose stamp is not the code's.
