@@ -21,7 +21,7 @@ $(STAMP): requirements.txt pyproject.toml
 # reads (qlib, the pinned packages, the stored benchmark results) are hashed
 # too: when they change, the cache and Sphinx's environment are cleared and
 # every chapter re-executes; otherwise only edited chapters do.
-INPUTS_HASH = $(shell cat requirements.txt $$(find qlib benchmarks -name '*.py' -o -name '*.json' | LC_ALL=C sort) 2>/dev/null | sha256sum | cut -c1-16)
+INPUTS_HASH = $(shell cat requirements.txt $$(find qlib benchmarks -name '*.py' -o -name '*.json' -o -name '*.pkl.gz' | LC_ALL=C sort) 2>/dev/null | sha256sum | cut -c1-16)
 
 book: $(STAMP)
 	@if [ "$$(cat _build/.inputs-hash 2>/dev/null)" != "$(INPUTS_HASH)" ]; then \
