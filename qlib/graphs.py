@@ -18,7 +18,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.meanfield.degrees import DegreeDistribution
     import networkx as nx
 
-__all__ = ["Graph", "ring", "torus", "grid", "cliques", "double_star", "complete", "empty",
+__all__ = ["Graph", "ImplicitGraph", "ring", "torus", "grid", "cliques", "double_star", "complete", "empty",
            "random_regular", "erdos_renyi", "configuration", "from_edges",
            "from_networkx", "interacting_pairs_per_vertex"]
 
@@ -156,6 +156,109 @@ class Graph:
 
     def __repr__(self):
         return f"Graph(name={self.name!r}, n={self.n}, edges={self.num_edges})"
+
+
+@dataclass(frozen=True, eq=False)
+class ImplicitGraph:
+    """A ring, 2-D torus or complete graph held by its size alone: neighbours are computed.
+
+    Built by ``ring(n, implicit=True)``, ``torus(rows, cols, implicit=True)``
+    and ``complete(n, implicit=True)``.  It stores no adjacency, so a
+    simulation on it (:func:`qlib.sim.simulate_uniformized`) needs memory for
+    the queues alone.  Code that reads adjacency arrays gets them from
+    :meth:`to_graph`, the same graph in CSR form, built on first use and
+    kept.
+
+    Attributes
+    ----------
+    kind : {"ring", "torus", "complete"}
+    n : int
+        Number of positions.
+    cols : int
+        Columns of the torus (vertex ``r cols + c`` at row ``r``, column
+        ``c``, as :func:`torus` numbers them); 0 otherwise.
+    name : str
+
+    Examples
+    --------
+    >>> from qlib import graphs
+    >>> g = graphs.ring(10**8, implicit=True)       # no adjacency arrays
+    >>> g, g.degree
+    (ImplicitGraph(kind='ring', n=100000000), 2)
+    >>> graphs.torus(3, 4, implicit=True).neighbors(0).tolist()
+    [1, 3, 4, 8]
+    >>> graphs.ring(5, implicit=True).to_graph().indices[:2].tolist()
+    [1, 4]
+    """
+    kind: str
+    n: int
+    cols: int = 0
+    name: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ("ring", "torus", "complete"):
+            raise ValueError(f"kind must be 'ring', 'torus' or 'complete', got {self.kind!r}")
+        n = _check_n(self.n, "n", 3 if self.kind == "ring" else 2)
+        cols = 0
+        if self.kind == "torus":
+            cols = V.integer(self.cols, "cols", lo=3)
+            if n % cols or n // cols < 3:
+                raise ValueError(f"n must be rows * cols with rows >= 3, got n={n}, cols={cols}")
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "cols", cols)
+        object.__setattr__(self, "name", self.name or self.kind)
+        object.__setattr__(self, "_csr", None)
+
+    @property
+    def degree(self) -> int:
+        """The common degree of every vertex."""
+        return {"ring": 2, "torus": 4}.get(self.kind, self.n - 1)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        d = np.full(self.n, self.degree, np.int64)
+        d.setflags(write=False)
+        return d
+
+    @property
+    def num_edges(self) -> int:
+        return self.n * self.degree // 2
+
+    def neighbors(self, v: int) -> np.ndarray:
+        """Neighbours of position ``v``, sorted, computed."""
+        v = V.integer(v, "v", lo=0, hi=self.n - 1)
+        n, c = self.n, self.cols
+        if self.kind == "ring":
+            w = [(v - 1) % n, (v + 1) % n]
+        elif self.kind == "torus":
+            r0, c0 = divmod(v, c)
+            w = [r0 * c + (c0 - 1) % c, r0 * c + (c0 + 1) % c, (v - c) % n, (v + c) % n]
+        else:
+            return np.delete(np.arange(n), v)
+        return np.array(sorted(w), np.int64)
+
+    def to_graph(self) -> Graph:
+        """The same graph in CSR form (:class:`Graph`), built once and kept."""
+        if self._csr is None:
+            g = {"ring": lambda: ring(self.n),
+                 "torus": lambda: torus(self.n // self.cols, self.cols),
+                 "complete": lambda: complete(self.n)}[self.kind]()
+            object.__setattr__(self, "_csr", g)
+        return self._csr
+
+    @property
+    def indptr(self) -> np.ndarray:
+        """``to_graph().indptr`` (builds the adjacency arrays)."""
+        return self.to_graph().indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        """``to_graph().indices`` (builds the adjacency arrays)."""
+        return self.to_graph().indices
+
+    def __repr__(self):
+        extra = f", cols={self.cols}" if self.kind == "torus" else ""
+        return f"ImplicitGraph(kind={self.kind!r}, n={self.n}{extra})"
 
 
 def interacting_pairs_per_vertex(graph: Graph) -> float:
@@ -296,8 +399,11 @@ def empty(n: int) -> Graph:
     return Graph(n, np.zeros(n + 1, np.int64), np.zeros(0, np.int64), "empty")
 
 
-def ring(n: int) -> Graph:
+def ring(n: int, *, implicit: bool = False) -> Graph | ImplicitGraph:
     """Cycle on n vertices (n=1: isolated vertex, n=2: single edge).
+
+    With ``implicit=True`` (``n >= 3``) an :class:`ImplicitGraph`: no
+    adjacency arrays, neighbours computed.
 
     Examples
     --------
@@ -306,6 +412,8 @@ def ring(n: int) -> Graph:
     >>> g.n, g.indices[g.indptr[0]:g.indptr[1]].tolist()
     (5, [1, 4])
     """
+    if V.flag(implicit, "implicit"):
+        return ImplicitGraph("ring", n)
     n = _check_n(n)
     _check_size(n, 2 * n)
     if n == 1:
@@ -314,7 +422,7 @@ def ring(n: int) -> Graph:
     return _from_pairs(n, a, (a + 1) % n, "ring")
 
 
-def torus(rows: int, cols: int) -> Graph:
+def torus(rows: int, cols: int, *, implicit: bool = False) -> Graph | ImplicitGraph:
     """The ``rows × cols`` torus: a grid whose rows and columns wrap around (degree 4).
 
     Vertex ``r * cols + c`` sits at row ``r``, column ``c``; its neighbours are the
@@ -324,10 +432,12 @@ def torus(rows: int, cols: int) -> Graph:
     ----------
     rows, cols : int
         Both ``>= 3`` (so that the four neighbours are distinct).
+    implicit : bool, default False
+        Return an :class:`ImplicitGraph` (no adjacency arrays).
 
     Returns
     -------
-    Graph
+    Graph or ImplicitGraph
 
     Raises
     ------
@@ -343,6 +453,8 @@ def torus(rows: int, cols: int) -> Graph:
     """
     rows = V.integer(rows, "rows", lo=3)
     cols = V.integer(cols, "cols", lo=3)
+    if V.flag(implicit, "implicit"):
+        return ImplicitGraph("torus", rows * cols, cols)
     return _lattice(rows, cols, wrap=True)
 
 
@@ -383,8 +495,11 @@ def _lattice(rows, cols, wrap):
     return from_edges(rows * cols, np.vstack([right, down]))
 
 
-def complete(n: int) -> Graph:
+def complete(n: int, *, implicit: bool = False) -> Graph | ImplicitGraph:
     """The complete graph on ``n`` vertices (JSQ over all servers).
+
+    With ``implicit=True`` (``n >= 2``) an :class:`ImplicitGraph`: no
+    adjacency arrays, neighbours computed.
 
     Examples
     --------
@@ -392,6 +507,8 @@ def complete(n: int) -> Graph:
     >>> complete(4).n
     4
     """
+    if V.flag(implicit, "implicit"):
+        return ImplicitGraph("complete", n)
     n = _check_n(n)
     _check_size(n, n * (n - 1))
     a, b = np.triu_indices(n, 1)

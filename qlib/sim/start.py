@@ -5,7 +5,7 @@ import dataclasses
 import warnings
 import numpy as np
 from qlib import _validate as V
-from qlib.graphs import Graph
+from qlib.graphs import Graph, ImplicitGraph
 
 __all__ = []
 
@@ -92,12 +92,15 @@ def _seed(seed):
 _BYTES_PER_SERVER = 24
 
 
-def _as_graph(graph):
+def _as_graph(graph, implicit_ok=False):
     """``graph`` as a :class:`qlib.graphs.Graph`; a networkx graph is converted
     with :func:`qlib.graphs.from_networkx` (nodes relabelled ``0..n-1`` in
-    their iteration order)."""
+    their iteration order), an :class:`~qlib.graphs.ImplicitGraph` by its
+    ``to_graph()`` unless ``implicit_ok`` (then it is returned as is)."""
     if isinstance(graph, Graph):
         return graph
+    if isinstance(graph, ImplicitGraph):
+        return graph if implicit_ok else graph.to_graph()
     try:
         import networkx as nx
     except ImportError:  # pragma: no cover
@@ -110,7 +113,8 @@ def _as_graph(graph):
                     f"qlib.graphs.from_edges), got {type(graph).__name__}")
 
 
-def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, warn=True):
+def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, warn=True,
+                per_server=_BYTES_PER_SERVER):
     """Check simulate's common arguments; return ``lam, mu, t_end, burn_in`` as floats.
 
     ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
@@ -119,11 +123,11 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, w
     standard errors are then NaN, see ``_transient``); with ``burn_in >
     0`` and ``allow_unstable=False`` it is refused.
     """
-    graph = _as_graph(graph)
+    graph = _as_graph(graph, implicit_ok=True)     # only its size is read here
     if not 1 <= graph.n < 2**31:
         raise ValueError(f"graph must have 1 <= n < 2**31 vertices, got {graph.n}")
-    V.check_memory(V.memory_estimate(n=graph.n, per_item=_BYTES_PER_SERVER), "n", graph.n,
-                   what=f"the per-server state ({_BYTES_PER_SERVER} bytes per server)")
+    V.check_memory(V.memory_estimate(n=graph.n, per_item=per_server), "n", graph.n,
+                   what=f"the per-server state ({per_server} bytes per server)")
     lam = V.positive(lam, "lam")
     mu = V.nonnegative(mu, "mu", allow_inf=True)
     burn_in = V.nonnegative(burn_in, "burn_in")

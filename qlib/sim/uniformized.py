@@ -3,8 +3,9 @@
 The model is :func:`~qlib.sim.run.simulate`'s at ``mu = 0`` (static graph,
 server ``s`` at position ``s``) with Exp(1) services, under two policies: a
 task joins a shortest queue of its position's whole closed neighbourhood
-(``choices=None``), or of its position and one uniformly chosen neighbour
-(``choices=2``); ties are broken uniformly.
+(``choices=None``), or of its position and ``k - 1`` distinct uniformly
+chosen neighbours (``choices=k``, all of them when the degree is below
+``k``); ties are broken uniformly.
 
 The continuous-time chain is uniformized at the constant total rate
 ``Λ = n (λ + 1)``: each step is an arrival at a uniform position with
@@ -27,8 +28,12 @@ Near the hardware:
   queue that reaches the top of the tracked levels stops the kernel, which
   then grows the levels and, past 255 (65 535), widens the state to
   ``uint16`` (``uint32``): a queue length never wraps;
-* ring and 2-D torus neighbours are computed, not read (any other graph is
-  read from its CSR arrays);
+* ring, 2-D torus and complete-graph neighbours are computed, not read (any
+  other graph is read from its CSR arrays); on an
+  :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
+  and the like) no adjacency arrays exist at all, and a run holds one byte
+  per server while it runs (five at its end, with the ``int32`` final
+  queues);
 * every random number is a function of the step index (SplitMix64 in counter
   mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
   drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
@@ -41,8 +46,9 @@ Near the hardware:
   ``r`` ranges over about ``2**64 / n`` consecutive integers, so its low bits
   are uniform and independent of them: bits 0-1 pick the ring or torus
   neighbour, bit 2 breaks a two-way tie.  A second counter stream (same
-  step index) draws the neighbour of a CSR graph and breaks ties of three
-  or more;
+  step index) draws the one neighbour of a CSR or complete graph and
+  breaks ties of three or more; ``k - 1 >= 2`` distinct neighbours are
+  drawn by rejection from SplitMix64 seeded with that draw;
 * a one-neighbour step is written without a branch on its kind: a
   potential departure compares a server with itself.
 """
@@ -61,7 +67,9 @@ from numba.extending import intrinsic
 
 from qlib.sim.kernel import _prefetch
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed, _transient
+from qlib.graphs import ImplicitGraph
+from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
+                            _transient)
 
 if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
@@ -73,6 +81,9 @@ __all__ = ["simulate_uniformized", "graph_kind", "STATE_BYTES_PER_SERVER"]
 #: Bytes per server of the fast path's state while it runs: one ``uint8``
 #: queue length (widened only when a queue passes 255).
 STATE_BYTES_PER_SERVER = 1
+#: Peak bytes per server of a run on an implicit graph: the state and the
+#: returned ``int32`` final queues.
+_PEAK_BYTES_PER_SERVER = 5
 
 _AHEAD = 64                      # steps drawn ahead (cache lines requested) at large n
 _AHEAD_FROM = 2**17              # from this n on (below, the state stays in the caches)
@@ -83,7 +94,8 @@ _ZERO, _ONE, _TWO, _THREE, _FOUR = (np.uint64(0), np.uint64(1), np.uint64(2),
                                     np.uint64(3), np.uint64(4))
 # st: steps done, segment, arrivals (departures follow from the tasks at both ends)
 _STEP, _SEG, _ARR = range(3)
-_RING, _TORUS, _CSR = 0, 1, 2
+_RING, _TORUS, _CSR, _COMPLETE = 0, 1, 2, 3
+_GOLD = np.uint64(0x9E3779B97F4A7C15)   # SplitMix64's increment: the sub-draws of a step
 
 
 @numba.njit(cache=True, inline="always")
@@ -158,7 +170,9 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     >>> graph_kind(graphs.complete(4))
     ('csr', 0)
     """
-    graph = _as_graph(graph)
+    graph = _as_graph(graph, implicit_ok=True)
+    if isinstance(graph, ImplicitGraph):
+        return graph.kind, graph.cols
     n, indptr, indices = graph.n, graph.indptr, graph.indices
     if _is_ring(indptr, indices, n):
         return "ring", 0
@@ -201,9 +215,25 @@ def _torus_nbr(v, c, d, cols, n):
     return v + cols if v + cols < n else v + cols - n
 
 
+@numba.njit(cache=True, inline="always")
+def _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo):
+    """Neighbour number ``o`` of position ``s`` (``uint64``): computed for the
+    ring (0: ``s - 1``, 1: ``s + 1``), the torus and the complete graph (the
+    ``o``-th position other than ``s``), read from ``indices`` otherwise."""
+    if mode == _RING:
+        if o == _ZERO:
+            return nm1 if s == _ZERO else s - _ONE
+        return _ZERO if s == nm1 else s + _ONE
+    if mode == _TORUS:
+        return _torus_nbr(s, c, o, cols, n)
+    if mode == _COMPLETE:
+        return o + np.uint64(o >= s)
+    return np.uint64(indices[lo + np.int64(o)])
+
+
 @numba.njit(cache=True, nogil=True)
 def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
-         indptr, indices, cand, buf):
+         indptr, indices, cand, pick, buf):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
     Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
@@ -277,6 +307,12 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 elif mode == _TORUS:
                     c = s % cols
                     w = _torus_nbr(s, c, r & _THREE, cols, n)
+                elif mode == _COMPLETE:
+                    if a:
+                        t, f = _mul128(_mix(kB + np.uint64(k) * gB), nm1)
+                        w = t + np.uint64(t >= s)
+                    else:
+                        w = s
                 else:
                     lo = np.int64(indptr[s])
                     dg = np.int64(indptr[s + _ONE]) - lo
@@ -302,7 +338,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                     code = 1
                     break
                 continue
-            # the whole closed neighbourhood
+            # the whole closed neighbourhood, or k - 1 distinct neighbours
             if not a:                           # potential departure
                 lv = np.int64(X[s])
                 if lv > 0:
@@ -313,23 +349,35 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
             bx = np.int64(X[s])
             cand[0] = s
             nt = 1
+            lo = 0
+            c = _ZERO
             if mode == _CSR:
                 lo = np.int64(indptr[s])
                 dg = np.int64(indptr[s + _ONE]) - lo
+            elif mode == _COMPLETE:
+                dg = np.int64(nm1)
             else:
-                lo = 0
                 dg = 2 if mode == _RING else 4
-                c = s % cols if mode == _TORUS else _ZERO
-            for p in range(dg):
-                if mode == _CSR:
-                    w = np.uint64(indices[lo + p])
-                elif mode == _RING:
-                    if p == 0:
-                        w = nm1 if s == _ZERO else s - _ONE
-                    else:
-                        w = _ZERO if s == nm1 else s + _ONE
-                else:
-                    w = _torus_nbr(s, c, np.uint64(p), cols, n)
+                if mode == _TORUS:
+                    c = s % cols
+            m = dg if ch == 0 else min(ch - 1, dg)
+            ub = _mix(kB + np.uint64(k) * gB) if m < dg else _ZERO
+            j = 0
+            for p in range(m):
+                if m == dg:                     # every neighbour, in order
+                    o = np.uint64(p)
+                else:                           # a new uniform one (rejection)
+                    while True:
+                        j += 1
+                        o, f = _mul128(_mix(ub + np.uint64(j) * _GOLD), np.uint64(dg))
+                        new = True
+                        for q in range(p):
+                            if pick[q] == o:
+                                new = False
+                        if new:
+                            break
+                    pick[p] = o
+                w = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
                 xw = np.int64(X[w])
                 if xw < bx:
                     bx = xw
@@ -413,9 +461,10 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
 
     Parameters
     ----------
-    graph : qlib.graphs.Graph or networkx.Graph
-        Base graph on positions ``0..n-1``; the ring and the 2-D torus are
-        recognised and their neighbours computed (:func:`graph_kind`).
+    graph : qlib.graphs.Graph, qlib.graphs.ImplicitGraph or networkx.Graph
+        Base graph on positions ``0..n-1``.  The ring and the 2-D torus are
+        recognised and their neighbours computed (:func:`graph_kind`); an
+        implicit ring, torus or complete graph stores no adjacency at all.
     lam : float
         Arrival rate per server, ``lam > 0`` (``lam >= 1`` only as a
         transient, as in ``simulate``).
@@ -427,9 +476,11 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         Time averages are over ``[burn_in, t_end]``.
     seed : None, int >= 0, numpy.random.SeedSequence or numpy.random.Generator
         Same seed, same result, bit for bit.
-    choices : None or 2
-        ``None``: join a shortest queue of the whole closed neighbourhood;
-        ``2``: of the position and one uniformly chosen neighbour (the
+    choices : None or int >= 2
+        ``None``: join a shortest queue of the whole closed neighbourhood
+        (on the complete graph that scans every server: ``n`` per arrival);
+        ``k``: of the position and ``k - 1`` distinct uniformly chosen
+        neighbours (all of them when the degree is below ``k``; the
         position alone when it has none).  Ties uniform.
     initial : array_like, optional
         Queue lengths by server or an occupancy vector, as in ``simulate``.
@@ -448,7 +499,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     Raises
     ------
     ValueError
-        If ``mu`` is not 0, ``choices`` is not None or 2, the window holds
+        If ``mu`` is not 0, ``choices`` is not None or an int ``>= 2``, the window holds
         fewer steps than batches need (``t_end``), or an argument is out of
         range as in ``simulate``.
 
@@ -461,14 +512,22 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     (1000, 0.7, 1.0)
     >>> bool(abs(r.occupancy[1] - 0.7) < 0.02)     # E q(1) = lam
     True
+
+    The supermarket model (JSQ(2) over all servers) on a complete graph that
+    stores no edges:
+
+    >>> g = graphs.complete(10**5, implicit=True)
+    >>> r = simulate_uniformized(g, 0.7, t_end=30, burn_in=10, seed=1, choices=2)
+    >>> fixed_point = sum(0.7 ** (2**i - 1) for i in range(1, 40))
+    >>> round(fixed_point, 3), bool(abs(r.mean_queue_length - fixed_point) < 0.03)
+    (1.13, True)
     """
-    graph = _as_graph(graph)
+    graph = _as_graph(graph, implicit_ok=True)
     if mu != 0:
         raise ValueError(f"mu must be 0 (a static graph) for simulate_uniformized, got {mu!r}")
-    if choices is not None and (isinstance(choices, (bool, np.bool_)) or choices != 2):
-        raise ValueError(f"choices must be None or 2 for simulate_uniformized, got {choices!r}")
-    ch = 2 if choices is not None else 0
-    lam, mu, t_end, burn_in = _check_args(graph, lam, 0.0, t_end, burn_in, batches, False, warn)
+    ch = _check_choices(choices)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, 0.0, t_end, burn_in, batches, False, warn,
+                                          per_server=_PEAK_BYTES_PER_SERVER)
     n = graph.n
     ss, seed_out = _seed(seed)
     rate = n * (lam + 1.0)
@@ -505,16 +564,21 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
     kind, cols = graph_kind(graph)
-    mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR}[kind]
-    indptr, indices = graph.indptr, graph.indices
-    maxdeg = int(np.diff(indptr).max()) if n else 0
-    cand = np.empty(max(maxdeg, 4) + 1, np.int64)
+    mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR, "complete": _COMPLETE}[kind]
+    if isinstance(graph, ImplicitGraph):        # nothing stored: neighbours computed
+        indptr = indices = np.zeros(1, np.int32)
+        maxdeg = graph.degree
+    else:
+        indptr, indices = graph.indptr, graph.indices
+        maxdeg = int(np.diff(indptr).max()) if n else 0
+    cand = np.empty((maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1, np.uint64)
+    pick = np.empty(max(ch - 1, 1), np.uint64)
     buf = np.empty(_AHEAD if n >= _AHEAD_FROM else 1, np.uint64)   # draws ahead
     T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
 
     w0 = time.perf_counter()
     while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, np.uint64(cols), ch,
-               indptr, indices, cand, buf):
+               indptr, indices, cand, pick, buf):
         top = int(np.iinfo(X.dtype).max)
         if K >= top:             # the next arrival could pass the dtype: widen
             X = X.astype(_WIDER[X.dtype])
