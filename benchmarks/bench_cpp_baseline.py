@@ -49,6 +49,21 @@ table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
   per event / the fast path's, ``state_bytes_per_server`` its running
   state (the returned ``int32`` final queues come on top: see
   ``qlib_new_memory``).
+* Version 3: the fast path runs on the implicit ring
+  (``qlib.graphs.ring(n, implicit=True)``: no adjacency arrays; the old
+  kernel keeps the CSR ring), and a second C++ build joins every round:
+  the same program compiled with ``-DSTD_RANDOM``, which draws its random
+  numbers the textbook way (``std::mt19937_64`` with the standard
+  library's distributions) instead of the hand-picked xoshiro256** and
+  multiply-shift of the default build (``cpp_std_*``, ``speed_ratio_std``
+  = its CPU time per event / the fast path's).  Order per round: fast path
+  one-neighbour, C++, C++ textbook, fast path whole-neighbourhood, old one,
+  old whole.  ``peak_rss``: at n = 1e7 and 1e8, a fresh process imports
+  qlib, compiles the fast path at n = 100, reads its resident set, runs
+  the fast path on the implicit ring (one-neighbour, about 2 steps per
+  server) and reads its peak resident set (VmHWM); the bytes per server
+  are the growth over n.  The C++ builds' peak resident sets at the same n
+  are recorded too.
 """
 import argparse
 import json
@@ -93,13 +108,38 @@ def status_kb(*keys):
     return out
 
 
-def build(tmp):
-    exe = Path(tmp) / "one_neighbour"
-    flags = ["-O3", "-march=native"]
+def build(tmp, std=False):
+    exe = Path(tmp) / ("one_neighbour_std" if std else "one_neighbour")
+    flags = ["-O3", "-march=native"] + (["-DSTD_RANDOM"] if std else [])
     subprocess.run(["g++", *flags, "-o", str(exe), str(HERE / "cpp" / "one_neighbour.cpp")],
                    check=True)
     ver = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     return exe, " ".join(["g++", *flags]), ver
+
+
+def peak_rss(n):
+    """Peak resident set of a fresh process that runs the fast path on the
+    implicit ring of ``n`` servers (see the module notes): a dict."""
+    code = f"""
+import json, numpy as np
+from qlib import graphs
+from qlib.sim import simulate_uniformized
+def kb(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+simulate_uniformized(graphs.ring(100, implicit=True), {LAM}, t_end=5, seed=0, choices=2, warn=False)
+before = kb("VmRSS")
+g = graphs.ring({n}, implicit=True)
+r = simulate_uniformized(g, {LAM}, t_end=1.0, seed=1, choices=2, warn=False, batches=2)
+print(json.dumps({{"n": {n}, "rss_before_kb": before, "hwm_kb": kb("VmHWM"),
+                  "events": r.events, "graph_built": g._csr is not None}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=900, cwd=str(HERE.parent)).stdout
+    d = json.loads(out.strip().splitlines()[-1])
+    d["bytes_per_server"] = 1024 * (d["hwm_kb"] - d["rss_before_kb"]) / n
+    return d
 
 
 def run_cpp(exe, n, events, seed, burn, q):
@@ -132,27 +172,37 @@ def qlib_memory(graph, x0, choices, fn=qlib.simulate):
     tracemalloc.stop()
     return {"call_peak_bytes_per_server": peak / graph.n, "rss_before_kb": rss0,
             "rss_after_kb": status_kb("VmRSS")["VmRSS"],
-            "graph_bytes_per_server": (graph.indptr.nbytes + graph.indices.nbytes) / graph.n}
+            "graph_bytes_per_server": 0.0 if isinstance(graph, g.ImplicitGraph)
+            else (graph.indptr.nbytes + graph.indices.nbytes) / graph.n}
 
 
 def cpp_panel(res, ax, glue=None, prefix=""):
     """Draw CPU ns per event against n from a stored ``cpp_baseline.json``
-    (version 2) on ``ax``; return the numbers a text cites (and glue each
+    (version 3) on ``ax``; return the numbers a text cites (and glue each
     as ``prefix + key`` when ``glue`` is given): the C++ / fast path speed
-    ratios (min, max, at the largest n), the fast path's ns per event at the
+    ratios (min, max, at the largest n; the textbook C++ build's min and
+    max), the peak resident bytes per server at n = 1e7 and 1e8 (fast
+    path; the C++ at 1e8), the fast path's ns per event at the
     largest n, its growth from the smallest to the largest n (both
     policies) and its speed-up over ``qlib.simulate`` (min, max)."""
     pts = res["points"]
     ns = [p["n"] for p in pts]
     for key, label, style in (("qlib_new_ns", "qlib fast path, one neighbour", "C0-o"),
                               ("qlib_new_all_ns", "qlib fast path, whole neighbourhood", "C0--s"),
-                              ("cpp_ns", "C++ baseline, one neighbour", "k-^"),
+                              ("cpp_ns", "C++, one neighbour, hand-picked random numbers", "k-^"),
+                              ("cpp_std_ns", "C++, one neighbour, standard-library random numbers",
+                               "k:v"),
                               ("qlib_ns", "qlib.simulate, one neighbour", "0.6")):
         ax.plot(ns, [p[key] for p in pts], style, label=label)
     ax.set(xscale="log", yscale="log", xlabel="servers $n$", ylabel="CPU ns per event")
     ax.legend(fontsize=8)
     ratio = [p["speed_ratio_new"] for p in pts]
+    std = [p["speed_ratio_std"] for p in pts]
+    rss = {d["n"]: d for d in res["peak_rss"]}
     out = {"ratio-min": min(ratio), "ratio-max": max(ratio), "ratio-top": ratio[-1],
+           "std-ratio-min": min(std), "std-ratio-max": max(std),
+           "rss-1e7": rss[10**7]["bytes_per_server"], "rss-1e8": rss[10**8]["bytes_per_server"],
+           "cpp-rss-1e8": 1024 * rss[10**8]["cpp_maxrss_kb"] / 10**8,
             "new-top": pts[-1]["qlib_new_ns"],
             "growth": pts[-1]["qlib_new_ns"] / pts[0]["qlib_new_ns"],
             "growth-all": pts[-1]["qlib_new_all_ns"] / pts[0]["qlib_new_all_ns"],
@@ -179,8 +229,10 @@ def main():
            "state_bytes_per_server": STATE_BYTES_PER_SERVER,
            "machine": {"cpu": platform.processor() or platform.machine(),
                        "load_start": os.getloadavg()}, "points": []}
+    res["version"] = 3
     tmp = tempfile.mkdtemp()
     exe, res["cpp_flags"], res["cpp_compiler"] = build(tmp)
+    exe_std, res["cpp_std_flags"], _ = build(tmp, std=True)
     # warm-up: compile (or load from numba's cache), both policies
     c0, w0 = time.process_time(), time.perf_counter()
     for ch in (2, None):
@@ -200,16 +252,19 @@ def main():
     res["start_occupancy"] = q.tolist()
     for n in ns:
         graph = g.ring(n)
+        implicit = g.ring(n, implicit=True)
         E = ev(n)
         t_end = E / (2 * LAM * n)
         rng = np.random.default_rng(n)
         x0 = (rng.random(n)[:, None] < q[None, 1:]).sum(axis=1).astype(np.int32)
-        rounds = {"qlib_new": [], "cpp": [], "qlib_new_all": [], "qlib": [], "qlib_all": []}
+        rounds = {"qlib_new": [], "cpp": [], "cpp_std": [], "qlib_new_all": [], "qlib": [],
+                  "qlib_all": []}
         for rep in range(REPS if n <= 10**6 else 1):
-            rounds["qlib_new"].append(run_qlib(graph, t_end, 1, x0, 2, simulate_uniformized))
+            rounds["qlib_new"].append(run_qlib(implicit, t_end, 1, x0, 2, simulate_uniformized))
             nev = rounds["qlib_new"][0]["events"]
             rounds["cpp"].append(run_cpp(exe, n, nev, 2, round(BURN * nev), q))
-            rounds["qlib_new_all"].append(run_qlib(graph, t_end, 1, x0, None,
+            rounds["cpp_std"].append(run_cpp(exe_std, n, nev, 2, round(BURN * nev), q))
+            rounds["qlib_new_all"].append(run_qlib(implicit, t_end, 1, x0, None,
                                                    simulate_uniformized))
             if not a.new_only:
                 rounds["qlib"].append(run_qlib(graph, t_end, 1, x0, 2))
@@ -227,9 +282,13 @@ def main():
             "speed_ratio_new": best["cpp"]["cpu_ns_per_event"] / best["qlib_new"]["cpu_ns_per_event"],
             "speed_ratio_new_all": best["cpp"]["cpu_ns_per_event"]
             / best["qlib_new_all"]["cpu_ns_per_event"],
+            "cpp_std_ns": best["cpp_std"]["cpu_ns_per_event"],
+            "cpp_std_mean_queue": best["cpp_std"]["mean_queue"],
+            "speed_ratio_std": best["cpp_std"]["cpu_ns_per_event"]
+            / best["qlib_new"]["cpu_ns_per_event"],
             "qlib_new_mean_queue": best["qlib_new"]["mean_queue"],
             "qlib_new_all_mean_queue": best["qlib_new_all"]["mean_queue"],
-            "qlib_new_memory": qlib_memory(graph, x0, 2, simulate_uniformized),
+            "qlib_new_memory": qlib_memory(implicit, x0, 2, simulate_uniformized),
             "load": os.getloadavg()}
         if a.new_only:
             res["points"].append({"n": n, "t_end": t_end, "events": best["qlib_new"]["events"],
@@ -237,7 +296,7 @@ def main():
                                   "cpp_mean_queue": best["cpp"]["mean_queue"],
                                   "cpp_maxrss_kb": best["cpp"]["maxrss_kb"], **new,
                                   "rounds": rounds})
-            del graph
+            del graph, implicit
             continue
         res["points"].append({
             "n": n, "t_end": t_end, "events": rounds["qlib"][0]["events"],
@@ -250,7 +309,7 @@ def main():
             "cpp_maxrss_kb": best["cpp"]["maxrss_kb"],
             "speed_ratio_new_vs_old": best["qlib"]["cpu_ns_per_event"]
             / best["qlib_new"]["cpu_ns_per_event"], **new, "rounds": rounds})
-        del graph
+        del graph, implicit
     # agreement of the mean queue lengths (see the docstring): sigma2 pooled
     # over the one-neighbour runs at the smallest n (old kernel, fast path, C++)
     p0 = res["points"][0]
@@ -266,14 +325,22 @@ def main():
             if key in pt:
                 pt[pre + "_z"] = (pt[key] - pt["cpp_mean_queue"]) / (2 ** 0.5 * se)
                 pt[pre + "_agree"] = bool(abs(pt[pre + "_z"]) <= 3)
+    res["peak_rss"] = []
+    for n in (10**7, 10**8) if not a.quick else (10**6,):
+        d = peak_rss(n)
+        for key, ex in (("cpp_maxrss_kb", exe), ("cpp_std_maxrss_kb", exe_std)):
+            d[key] = run_cpp(ex, n, 10**6, 2, 0, q)["maxrss_kb"]
+        res["peak_rss"].append(d)
+        print("peak RSS", d, flush=True)
     res["machine"]["load_end"] = os.getloadavg()
-    print("n | events | new ns/ev | C++ ns/ev | C++/new | new all-nbhd ns/ev | old ns/ev | "
+    print("n | events | new ns/ev | C++ ns/ev | C++/new | C++ textbook ns/ev | textbook/new | new all-nbhd ns/ev | old ns/ev | "
           "old all ns/ev | new/old speed | E[Q] new | E[Q] C++ | z | new B/server | load")
     for pt in res["points"]:
         old = (f"{pt['qlib_ns']:.1f} | {pt['qlib_all_ns']:.1f} | {pt['speed_ratio_new_vs_old']:.2f}"
                if "qlib_ns" in pt else "- | - | -")
         print(f"{pt['n']:.0e} | {pt['events']:.3g} | {pt['qlib_new_ns']:.1f} | {pt['cpp_ns']:.1f} | "
-              f"{pt['speed_ratio_new']:.2f} | {pt['qlib_new_all_ns']:.1f} | {old} | "
+              f"{pt['speed_ratio_new']:.2f} | {pt['cpp_std_ns']:.1f} | {pt['speed_ratio_std']:.2f} | "
+              f"{pt['qlib_new_all_ns']:.1f} | {old} | "
               f"{pt['qlib_new_mean_queue']:.4f} | {pt['cpp_mean_queue']:.4f} | "
               f"{pt['new_mean_queue_z']:+.2f} | "
               f"{pt['qlib_new_memory']['call_peak_bytes_per_server']:.2f} | "

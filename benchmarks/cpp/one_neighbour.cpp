@@ -23,7 +23,15 @@
 // (the benchmark passes the ring's measured equilibrium occupancy and starts
 // qlib from the same one); default: the supermarket fixed point.
 //
+// Random numbers: by default a hand-picked fast path (xoshiro256**, one draw
+// for the kind of step and one per arrival, multiply-shift for the server).
+// Built with -DSTD_RANDOM it draws them the textbook way instead, from the
+// standard library: std::mt19937_64 with std::bernoulli_distribution for the
+// kind of step, the neighbour's side and a tie, std::uniform_int_distribution
+// for the server.  The model, the state and the loop are the same.
+//
 // Build:  g++ -O3 -march=native -o one_neighbour one_neighbour.cpp
+//         g++ -O3 -march=native -DSTD_RANDOM -o one_neighbour_std one_neighbour.cpp
 // Usage:  one_neighbour n lam events seed [burn_events [q1,q2,...]]
 // Output: one line of key=value pairs (events, steps, wall_s, cpu_s,
 //         ns_per_event (wall), cpu_ns_per_event, ns_per_step, mean_queue,
@@ -34,6 +42,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <random>
 #include <vector>
 
 namespace {
@@ -110,8 +119,6 @@ int main(int argc, char **argv) {
         tasks += x;
     }
 
-    // an arrival if the top 53 bits, as a uniform, fall below p_arr
-    const uint64_t arr_cut = (uint64_t)std::ldexp(lam / (lam + 1.0), 53);
     const int B = 32;                       // batches for the standard error
     const uint64_t blen = (events - burn) / B;
     std::vector<double> bsum(B, 0.0);
@@ -121,6 +128,27 @@ int main(int argc, char **argv) {
 
     const auto w0 = std::chrono::steady_clock::now();
     const double c0 = seconds_cpu();
+#ifdef STD_RANDOM
+    std::mt19937_64 gen(seed);
+    std::bernoulli_distribution arrival(lam / (lam + 1.0)), coin(0.5);
+    std::uniform_int_distribution<uint32_t> server(0, n - 1);
+    while (done < events) {
+        ++steps;
+        const uint32_t s = server(gen);
+        if (arrival(gen)) {
+            const uint32_t v = coin(gen) ? (s + 1 == n ? 0 : s + 1) : (s == 0 ? n - 1 : s - 1);
+            uint32_t j;
+            if (X[s] != X[v]) j = X[s] < X[v] ? s : v;
+            else j = coin(gen) ? s : v;                  // tie: uniform
+            ++X[j];
+            ++tasks;
+            ++done;
+        } else if (X[s] > 0) {                           // departure candidate
+            --X[s]; --tasks; ++done;
+        }
+#else
+    // an arrival if the top 53 bits, as a uniform, fall below p_arr
+    const uint64_t arr_cut = (uint64_t)std::ldexp(lam / (lam + 1.0), 53);
     while (done < events) {
         ++steps;
         const uint64_t r = rng.next();
@@ -139,6 +167,7 @@ int main(int argc, char **argv) {
             const uint32_t s = Rng::below((uint32_t)r, n);
             if (X[s] > 0) { --X[s]; --tasks; ++done; }
         }
+#endif
         if (done > burn) {                               // averaged steps
             acc += tasks;
             ++acc_steps;

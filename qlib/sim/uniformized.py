@@ -231,6 +231,20 @@ def _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo):
     return np.uint64(indices[lo + np.int64(o)])
 
 
+@numba.njit(cache=True, inline="always")
+def _scan(X, w, bx, nt, cand):
+    """One candidate ``w`` of the shortest-queue scan: ``bx`` the shortest
+    queue so far, ``cand[:nt]`` the servers holding it."""
+    xw = np.int64(X[w])
+    if xw < bx:
+        cand[0] = w
+        return xw, 1
+    if xw == bx:
+        cand[nt] = w
+        return bx, nt + 1
+    return bx, nt
+
+
 @numba.njit(cache=True, nogil=True)
 def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
          indptr, indices, cand, pick, buf):
@@ -361,31 +375,25 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 if mode == _TORUS:
                     c = s % cols
             m = dg if ch == 0 else min(ch - 1, dg)
-            ub = _mix(kB + np.uint64(k) * gB) if m < dg else _ZERO
-            j = 0
-            for p in range(m):
-                if m == dg:                     # every neighbour, in order
-                    o = np.uint64(p)
-                else:                           # a new uniform one (rejection)
+            if m == dg:                         # every neighbour, in order
+                for p in range(dg):
+                    w = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
+                    bx, nt = _scan(X, w, bx, nt, cand)
+            else:                               # m distinct uniform ones, by rejection
+                ub = _mix(kB + np.uint64(k) * gB)
+                j = 0
+                for p in range(m):
                     while True:
                         j += 1
                         o, f = _mul128(_mix(ub + np.uint64(j) * _GOLD), np.uint64(dg))
                         new = True
                         for q in range(p):
-                            if pick[q] == o:
-                                new = False
+                            new &= pick[q] != o
                         if new:
                             break
                     pick[p] = o
-                w = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
-                xw = np.int64(X[w])
-                if xw < bx:
-                    bx = xw
-                    cand[0] = w
-                    nt = 1
-                elif xw == bx:
-                    cand[nt] = w
-                    nt += 1
+                    w = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
+                    bx, nt = _scan(X, w, bx, nt, cand)
             if nt == 1:
                 tc = cand[0]
             elif nt == 2:
