@@ -99,3 +99,103 @@ def general_values(gen: dict, svc: dict) -> dict:
             "ring-1e6": gen[("deterministic", 10**6)]["ns_per_event"],
             "heap-1e6": gen[("deterministic-old-heap", 10**6)]["ns_per_event"],
             "exp-heap-1e6": gen[("exponential", 10**6)]["ns_per_event"]}
+
+
+def peer_ratio_values(res: dict) -> dict:
+    """The peer-comparison numbers the chapter cites, from ``results.json``:
+    qlib's speed ratio over each peer on the ring at n = 1e3 (at μ = log n
+    and the worst μ), the engine and total ratios on the complete graph, the
+    algorithm ratio at n = 1e3 and 1e4, qlib's events per second on the ring,
+    and the drop of events per second from n = 1e3 to 1e4 on the complete
+    graph (per server, ``qlib``; as tasks, ``tasks``)."""
+    ratio = {(r["model"], r["n"], r["mu_label"], r["engine"]): r["ratio"] for r in res["ratios"]}
+    split = {(r["n"], r["engine"]): r for r in res["ratios_complete"]}
+    out = {}
+    for e in ("heapq", "simpy", "ciw"):
+        out[f"ratio-{e}-ring"] = ratio[("ring", 1000, "log n", e)]
+        out[f"ratio-{e}-ring-min"] = min(ratio[("ring", 1000, mu, e)] for mu in ("0", "log n", "inf"))
+        out[f"engine-ratio-{e}-complete"] = split[(1000, e)]["engine_ratio"]
+        out[f"total-ratio-{e}-complete"] = split[(1000, e)]["total"]
+    out["algorithm-ratio-complete"] = split[(1000, "heapq")]["algorithm_ratio"]
+    out["algorithm-ratio-complete-1e4"] = split[(10000, "heapq")]["algorithm_ratio"]
+    out["qlib-eps-ring"] = events_per_s(res, "qlib", "ring", 1000, "log n")
+    for key, eng in (("qlib", "qlib"), ("tasks", "qlib-tasks")):
+        out[f"complete-{key}-1e3-1e4"] = (events_per_s(res, eng, "complete", 1000, "-")
+                                          / events_per_s(res, eng, "complete", 10000, "-"))
+    return out
+
+
+def scaling_values(sim: dict, target_mus: tuple) -> dict:
+    """The scaling numbers the chapter cites, from ``simulate_results.json``:
+    the growth of the cost per event from the smallest to the largest n per
+    kernel (min and max over ``target_mus``; the hand kernel), the pipelined
+    kernel's speed-up over the hand kernel (worst μ at each n: min, max, at
+    both ends), ns per event at μ = log n at both ends, the worst cost of
+    resampling at μ = n over the static cost, and the memory figures."""
+    cost = {(c["kernel"], c["n"], c["mu_label"]): c["ns_per_event"] for c in sim["cells"]}
+    ns = sorted({c["n"] for c in sim["cells"]})
+    if not (all(c["ns_per_event"] > 0 for c in sim["cells"])
+            and set(target_mus) <= {c["mu_label"] for c in sim["cells"]}):
+        raise ValueError("sim: a cell has no positive cost or a target μ is missing")
+    lo, hi = ns[0], ns[-1]
+    flat = {k: [cost[(k, hi, m)] / cost[(k, lo, m)] for m in target_mus] for k in ("new", "old")}
+    vs_hand = {n: min(cost[("hand", n, "-")] / cost[("new", n, m)] for m in target_mus) for n in ns}
+    mem = sim["memory"]
+    return {"flat-new-max": max(flat["new"]), "flat-new-min": min(flat["new"]),
+            "flat-old-min": min(flat["old"]), "flat-old-max": max(flat["old"]),
+            "flat-hand": cost[("hand", hi, "-")] / cost[("hand", lo, "-")],
+            "hand-top": vs_hand[hi], "hand-min": min(vs_hand.values()),
+            "hand-max": max(vs_hand.values()), "hand-bottom": vs_hand[lo],
+            "new-lo": cost[("new", lo, "log n")], "new-hi": cost[("new", hi, "log n")],
+            "old-lo": cost[("old", lo, "log n")], "old-hi": cost[("old", hi, "log n")],
+            "rss-mib": mem["peak_rss"] / 2**20, "rss-per-server": mem["peak_per_server"],
+            "graph-per-server": mem["graph_bytes"] / mem["n"],
+            "traced-per-server": mem["simulate_traced_per_server"],
+            "resample-overhead": max(cost[("new", n, "n")] / cost[("new", n, "0")] for n in ns)}
+
+
+def interleave_values(sim: dict) -> dict:
+    """The interleaving numbers the chapter cites, from ``simulate_results.json``:
+    rounds, the events of the single n = 1e7 round (in all and per server),
+    the loads, the growth of the cost per event from the smallest to the
+    largest n alone and for the faster of alone and interleaved (min, max
+    over μ), how many (n, μ) cells interleaving wins (any R; R >= 4), and
+    the speed-up over the hand kernel at both ends and at worst."""
+    il, il7 = sim["interleave"], sim["interleave_1e7"]
+    c, best, ns = interleave_costs(sim)
+    lo, hi, mus = ns[0], ns[-1], MUS_INTERLEAVE
+    flat = [c[("alone", 1, hi, m)] / c[("alone", 1, lo, m)] for m in mus]
+    fast = {(n, m): min(c[("alone", 1, n, m)], best[n, m][0]) for n in ns for m in mus}
+    flat_best = [fast[(hi, m)] / fast[(lo, m)] for m in mus]
+    hand = {n: min(c[("hand", 1, n, "-")] / c[("alone", 1, n, m)] for m in mus) for n in ns}
+    wins = [best[n, m][0] < c[("alone", 1, n, m)] for n in ns for m in mus]
+    wins4 = [min(v for k, v in c.items() if k[0] == "interleaved" and k[1] >= 4 and k[2:] == (n, m))
+             < c[("alone", 1, n, m)] for n in ns for m in mus]
+    loads = il["load_average_at_start"] + il["load_average_at_end"]
+    return {"rounds": len(il["summary"][0]["rounds"]), "events-1e7": il7["events_per_cell"],
+            "events-per-server-1e7": il7["events_per_cell"] / hi,
+            "load-1e7": max(x[0] for x in il7["load"]), "load-lo": min(loads), "load-hi": max(loads),
+            "flat-min": min(flat), "flat-max": max(flat), "flat-best-min": min(flat_best),
+            "flat-best-max": max(flat_best), "il-wins": sum(wins), "il-wins4": sum(wins4),
+            "il-cells": len(wins), "hand-lo": hand[lo], "hand-hi": hand[hi],
+            "hand-min": min(hand.values())}
+
+
+def goals_rows(sim: dict, newest: dict, gen: dict, cpp: dict) -> list:
+    """The rows of the design-goals table (``goals_table``) from the stored runs:
+    ``newest`` is ``interleave_values(sim)``, ``gen`` the general-service rows by
+    (law, n), ``cpp`` what ``bench_cpp_baseline.cpp_panel`` returned."""
+    det4 = gen[("deterministic", 10**4)]
+    return [
+        ("cost per event at n = 1e7 ÷ at n = 1e3, worst μ, alone", newest["flat-max"], "≤ 2", 2, -1),
+        ("same, faster of alone and interleaved", newest["flat-best-max"], "≤ 2", 2, -1),
+        ("events per CPU s ÷ hand kernel's, worst n and μ", newest["hand-min"], "≥ 1.5", 1.5, 1),
+        ("simulator state, bytes per server", sim["memory_issue31"]["state_bytes_per_server"], "≤ 24", 24, -1),
+        ("general service, deterministic, n = 1e4: events per CPU s", det4["events_per_s"], "≥ 8e6", 8e6, 1),
+        ("static ring, one neighbour: C++ (hand-picked random numbers) CPU per event ÷ fast path's, worst n",
+         cpp["ratio-min"], "≥ 2", 2, 1),
+        ("same, C++ with standard-library random numbers", cpp["std-ratio-min"], "≥ 2", 2, 1),
+        ("fast path, one neighbour: ns per event at n = 1e7", cpp["new-top"], "≤ 30", 30, -1),
+        ("fast path, one neighbour: cost per event at n = 1e7 ÷ at n = 1e3", cpp["growth"], "≤ 1.5", 1.5, -1),
+        ("same, whole neighbourhood", cpp["growth-all"], "≤ 1.5", 1.5, -1),
+        ("fast path on the implicit ring: peak bytes per server at n = 1e8", cpp["rss-1e8"], "≤ 8", 8, -1)]
