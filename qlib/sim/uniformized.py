@@ -24,10 +24,14 @@ than the integral over the random holding times.
 
 Near the hardware:
 
-* the state is the queue lengths alone, ``uint8`` (1 byte per server); a
-  queue that reaches the top of the tracked levels stops the kernel, which
-  then grows the levels and, past 255 (65 535), widens the state to
-  ``uint16`` (``uint32``): a queue length never wraps;
+* the state is the queue lengths alone, ``uint8`` (1 byte per server), or
+  two per byte (4 bits each) where a byte per server would not fit the
+  last-level cache (``n`` above its size in bytes: the random look-ups
+  then stay in the cache longer); a queue that reaches the top of the
+  tracked levels stops the kernel, which then grows the levels and, past
+  15 (255, 65 535), widens the state to ``uint8`` (``uint16``,
+  ``uint32``): a queue length never wraps, and both layouts give the same
+  run bit for bit;
 * ring, 2-D torus and complete-graph neighbours are computed, not read (any
   other graph is read from its CSR arrays); on an
   :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
@@ -54,6 +58,7 @@ Near the hardware:
 """
 from __future__ import annotations
 
+import os
 import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Union
@@ -79,8 +84,11 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 __all__ = ["simulate_uniformized", "graph_kind", "STATE_BYTES_PER_SERVER"]
 
 #: Bytes per server of the fast path's state while it runs: one ``uint8``
-#: queue length (widened only when a queue passes 255).
+#: queue length (widened only when a queue passes 255); half of one where
+#: a byte per server would not fit the last-level cache (``_pack_from``).
 STATE_BYTES_PER_SERVER = 1
+#: Override of ``_pack_from`` (None: the last-level cache's size).
+_PACK_FROM = None
 #: Peak bytes per server of a run on an implicit graph: the state and the
 #: returned ``int32`` final queues.
 _PEAK_BYTES_PER_SERVER = 5
@@ -95,7 +103,8 @@ _ZERO, _ONE, _TWO, _THREE, _FOUR = (np.uint64(0), np.uint64(1), np.uint64(2),
 # st: steps done, segment, arrivals (departures follow from the tasks at both ends)
 _STEP, _SEG, _ARR = range(3)
 _RING, _TORUS, _CSR, _COMPLETE = 0, 1, 2, 3
-_GOLD = np.uint64(0x9E3779B97F4A7C15)   # SplitMix64's increment: the sub-draws of a step
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_NIB = np.uint64(15)   # SplitMix64's increment: the sub-draws of a step
 
 
 @numba.njit(cache=True, inline="always")
@@ -232,10 +241,49 @@ def _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo):
 
 
 @numba.njit(cache=True, inline="always")
-def _scan(X, w, bx, nt, cand):
+def _get(X, s, packed):
+    """Queue length of server ``s`` (``uint64``): byte ``s`` of ``X`` when
+    ``packed`` is None, else the nibble ``s & 1`` of byte ``s >> 1`` (low
+    nibble first).  ``packed`` is None or True, so that numba compiles the
+    two layouts apart and the loop never tests which one it runs."""
+    if packed is None:
+        return np.int64(X[s])
+    return np.int64((np.uint64(X[s >> _ONE]) >> ((s & _ONE) << _TWO)) & _NIB)
+
+
+@numba.njit(cache=True, inline="always")
+def _put(X, s, v, packed):
+    """Set the queue length of server ``s`` to ``v`` (see ``_get``)."""
+    if packed is None:
+        X[s] = v
+    else:
+        sh = (s & _ONE) << _TWO
+        X[s >> _ONE] = (np.uint64(X[s >> _ONE]) & ~(_NIB << sh)) | (np.uint64(v) << sh)
+
+
+@numba.njit(cache=True)
+def _pack(X):
+    """Queue lengths below 16 (``uint8``), two per byte (``_get``'s layout)."""
+    P = np.zeros((X.shape[0] + 1) // 2, np.uint8)
+    for s in range(X.shape[0]):
+        P[s >> 1] |= np.uint8(X[s] << (4 * (s & 1)))
+    return P
+
+
+@numba.njit(cache=True)
+def _unpack(P, n):
+    """The ``uint8`` queue lengths of ``n`` servers from their packed form."""
+    X = np.empty(n, np.uint8)
+    for s in range(n):
+        X[s] = (P[s >> 1] >> (4 * (s & 1))) & 15
+    return X
+
+
+@numba.njit(cache=True, inline="always")
+def _scan(X, w, bx, nt, cand, packed):
     """One candidate ``w`` of the shortest-queue scan: ``bx`` the shortest
     queue so far, ``cand[:nt]`` the servers holding it."""
-    xw = np.int64(X[w])
+    xw = _get(X, w, packed)
     if xw < bx:
         cand[0] = w
         return xw, 1
@@ -246,7 +294,7 @@ def _scan(X, w, bx, nt, cand):
 
 
 @numba.njit(cache=True, nogil=True)
-def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
+def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
          indptr, indices, cand, pick, buf):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
@@ -274,7 +322,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     the run is the same bit for bit).
     """
     K = Q.shape[0] - 1
-    n = np.uint64(X.shape[0])
+    n = np.uint64(nsrv)
     nm1 = n - _ONE
     nfine = integ.shape[0] - 1
     nseg = bnd.shape[0]
@@ -291,7 +339,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
             r = _mix(kA + np.uint64(k + j) * gA)
             buf[(k + j) & mask] = r
             s, f = _mul128(r, n)
-            _prefetch(X, s)
+            _prefetch(X, s if packed is None else s >> _ONE)
     zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
     zf = kA + np.uint64(k + 1 + D) * gA         # the draw D steps ahead
     while g < nseg:
@@ -305,7 +353,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 rf = _mix(zf)
                 zf += gA
                 sf, f = _mul128(rf, n)
-                _prefetch(X, sf)
+                _prefetch(X, sf if packed is None else sf >> _ONE)
                 r = buf[k & mask]
                 buf[k & mask] = rf
             else:
@@ -336,14 +384,14 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                     else:
                         w = s
                 w = w if a else s
-                xs = np.int64(X[s])
-                xw = np.int64(X[w])
+                xs = _get(X, s, packed)
+                xw = _get(X, w, packed)
                 pw = (xw < xs) | ((xw == xs) & ((r & _FOUR) != _ZERO))
                 tg = w if pw else s
                 xt = min(xs, xw)
                 d = 1 if a else -np.int64(xt > 0)
                 lv = xt + a
-                X[tg] = xt + d
+                _put(X, tg, xt + d, packed)
                 acc[lv] += d * (end - k)
                 dq[lv] += d
                 rs += a * lv
@@ -354,13 +402,13 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 continue
             # the whole closed neighbourhood, or k - 1 distinct neighbours
             if not a:                           # potential departure
-                lv = np.int64(X[s])
+                lv = _get(X, s, packed)
                 if lv > 0:
                     acc[lv] -= end - k
                     dq[lv] -= 1
-                    X[s] = lv - 1
+                    _put(X, s, lv - 1, packed)
                 continue
-            bx = np.int64(X[s])
+            bx = _get(X, s, packed)
             cand[0] = s
             nt = 1
             lo = 0
@@ -378,7 +426,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
             if m == dg:                         # every neighbour, in order
                 for p in range(dg):
                     w = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
-                    bx, nt = _scan(X, w, bx, nt, cand)
+                    bx, nt = _scan(X, w, bx, nt, cand, packed)
             else:                               # m distinct uniform ones, by rejection
                 ub = _mix(kB + np.uint64(k) * gB)
                 j = 0
@@ -393,7 +441,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                             break
                     pick[p] = o
                     w = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
-                    bx, nt = _scan(X, w, bx, nt, cand)
+                    bx, nt = _scan(X, w, bx, nt, cand, packed)
             if nt == 1:
                 tc = cand[0]
             elif nt == 2:
@@ -402,7 +450,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(nt))
                 tc = cand[np.int64(t)]
             lv = bx + 1
-            X[tc] = lv
+            _put(X, tc, lv, packed)
             acc[lv] += end - k
             dq[lv] += 1
             rs += lv
@@ -438,6 +486,22 @@ def _counts(X, K):
     for i in range(K - 1, -1, -1):
         Q[i] += Q[i + 1]
     return Q
+
+
+def _pack_from():
+    """The number of servers from which the state is packed two per byte:
+    where one byte per server would not fit the last-level cache (its size
+    from ``os.sysconf``; 8 MiB where it is not known), or ``_PACK_FROM``."""
+    if _PACK_FROM is not None:
+        return _PACK_FROM
+    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError):
+            size = 0
+        if size > 0:
+            return size
+    return 8 * 2**20
 
 
 def _keys(ss):
@@ -561,8 +625,11 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         dt = np.uint8 if xmax < 128 else (np.uint16 if xmax < 2**15 else np.uint32)
         X = X0.astype(dt)
         del X0
-    K = min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
+    packed = n >= _pack_from() and xmax < 15      # two servers per byte
+    K = 15 if packed else min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
     Q = _counts(X, K)
+    if packed:
+        X = _pack(X)
     acc = np.zeros(K + 1, np.int64)
     dq = np.zeros(K + 1, np.int64)
     integ = np.zeros((nfine + 1, K + 1))
@@ -585,11 +652,14 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
 
     w0 = time.perf_counter()
-    while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, np.uint64(cols), ch,
-               indptr, indices, cand, pick, buf):
-        top = int(np.iinfo(X.dtype).max)
-        if K >= top:             # the next arrival could pass the dtype: widen
-            X = X.astype(_WIDER[X.dtype])
+    while _run(X, n, True if packed else None, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
+               np.uint64(cols), ch, indptr, indices, cand, pick, buf):
+        top = 15 if packed else int(np.iinfo(X.dtype).max)
+        if K >= top:             # the next arrival could pass the state's width: widen
+            if packed:
+                X, packed = _unpack(X, n), False
+            else:
+                X = X.astype(_WIDER[X.dtype])
             top = int(np.iinfo(X.dtype).max)
         K2 = min(2 * K, top)
         Q = _grow(Q, K2 + 1)
@@ -611,6 +681,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     dep = arr + tasks0 - int(Q[1:].sum())      # every task that left was a departure
     return _transient(SimulationResult(
         occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
-        arrivals=arr, departures=dep, final_queues=X.astype(np.int32), wall_time=wall,
+        arrivals=arr, departures=dep,
+        final_queues=(_unpack(X, n) if packed else X).astype(np.int32), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
         **fields))
