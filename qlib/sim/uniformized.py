@@ -35,9 +35,9 @@ Near the hardware:
 * ring, 2-D torus and complete-graph neighbours are computed, not read (any
   other graph is read from its CSR arrays); on an
   :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
-  and the like) no adjacency arrays exist at all, and a run holds one byte
-  per server while it runs (five at its end, with the ``int32`` final
-  queues);
+  and the like) no adjacency arrays exist at all, and a run holds at most
+  one byte per server while it runs (five at its end, with the ``int32``
+  final queues);
 * every random number is a function of the step index (SplitMix64 in counter
   mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
   drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
