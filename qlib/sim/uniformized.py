@@ -271,10 +271,10 @@ def _pack(X):
 
 
 @numba.njit(cache=True)
-def _unpack(P, n):
-    """The ``uint8`` queue lengths of ``n`` servers from their packed form."""
-    X = np.empty(n, np.uint8)
-    for s in range(n):
+def _unpack(P, X):
+    """Fill ``X`` with the queue lengths of its ``X.size`` servers from their
+    packed form ``P``; return ``X``."""
+    for s in range(X.shape[0]):
         X[s] = (P[s >> 1] >> (4 * (s & 1))) & 15
     return X
 
@@ -657,7 +657,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         top = 15 if packed else int(np.iinfo(X.dtype).max)
         if K >= top:             # the next arrival could pass the state's width: widen
             if packed:
-                X, packed = _unpack(X, n), False
+                X, packed = _unpack(X, np.empty(n, np.uint8)), False
             else:
                 X = X.astype(_WIDER[X.dtype])
             top = int(np.iinfo(X.dtype).max)
@@ -682,6 +682,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     return _transient(SimulationResult(
         occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
         arrivals=arr, departures=dep,
-        final_queues=(_unpack(X, n) if packed else X).astype(np.int32), wall_time=wall,
+        final_queues=_unpack(X, np.empty(n, np.int32)) if packed else X.astype(np.int32),
+        wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
         **fields))
