@@ -164,10 +164,11 @@ class ImplicitGraph:
 
     Built by ``ring(n, implicit=True)``, ``torus(rows, cols, implicit=True)``
     and ``complete(n, implicit=True)``.  It stores no adjacency, so a
-    simulation on it (:func:`qlib.sim.simulate_uniformized`) needs memory for
-    the queues alone.  Code that reads adjacency arrays gets them from
-    :meth:`to_graph`, the same graph in CSR form, built on first use and
-    kept.
+    simulation on it by
+    :func:`qlib.sim.simulate_uniformized <qlib.sim.uniformized.simulate_uniformized>`
+    needs memory for the queues alone.  Code that reads adjacency arrays
+    gets them from :meth:`to_graph`, the same graph in CSR form, built on
+    first use and kept.
 
     Attributes
     ----------
