@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from qlib.meanfield._args import mapping
 from qlib.meanfield import choices, fluid
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.pair import pair_approximation
@@ -39,10 +40,6 @@ POLICY_CHOICES = {"one": 2, "all": None}
 Cell = tuple[float, float, int]      # (mean, standard error, degrees of freedom)
 
 
-def _mapping(x: Any, name: str) -> Mapping:
-    if not isinstance(x, Mapping):
-        raise TypeError(f"{name} must be a mapping (a stored benchmark dict), got {type(x).__name__}")
-    return x
 
 
 def _policy(policy: str) -> str:
@@ -118,7 +115,7 @@ def policy_cells(one: Mapping, every: Mapping) -> tuple[dict[tuple[str, str, flo
     >>> round(float(cells["one", "ring", 0.5][1]), 4), cells["all", "ring", 0.5], deg
     (0.0232, (1.5, 0.01, 2), {'ring': 2})
     """
-    one, every = _mapping(one, "one"), _mapping(every, "every")
+    one, every = mapping(one, "one"), mapping(every, "every")
     t1 = t_quantile(0.975, one["replications"] - 1)
     cells: dict = {}
     for r in one["rows"]:
@@ -235,7 +232,7 @@ def price_of_one(cells: Mapping, graphs: Sequence[str], lams: Sequence[float]) -
     >>> ratio, round(half, 4)
     (2.0, 0.0506)
     """
-    cells = _mapping(cells, "cells")
+    cells = mapping(cells, "cells")
     price = {}
     for g in graphs:
         for lam in lams:
@@ -306,7 +303,7 @@ def pair_errors(cells: Mapping, degree: Mapping[str, int], graphs: Sequence[str]
     >>> list(rows[0])
     ['graph', 'λ', 'R sim, one', 'pair error, one', 'R sim, all', 'pair error, all']
     """
-    cells, degree = _mapping(cells, "cells"), _mapping(degree, "degree")
+    cells, degree = mapping(cells, "cells"), mapping(degree, "degree")
     rows, err = [], {}
     for g in graphs:
         for lam in lams:
@@ -351,7 +348,7 @@ def error_arrays(errors: Mapping, policy: str, where: Sequence[tuple[str, float]
     ([0.01], [0.002], [9.0])
     """
     pol = _policy(policy)
-    return tuple(np.array([_mapping(errors, "errors")[pol, g, lam] for g, lam in where]).T)
+    return tuple(np.array([mapping(errors, "errors")[pol, g, lam] for g, lam in where]).T)
 
 
 def longer_burn_in_shift(check: Mapping, cells: Mapping) -> tuple[np.ndarray, np.ndarray]:
@@ -386,7 +383,7 @@ def longer_burn_in_shift(check: Mapping, cells: Mapping) -> tuple[np.ndarray, np
     >>> round(float(shift[0]), 4), round(float(se[0]), 4)
     (0.01, 0.0234)
     """
-    check, cells = _mapping(check, "check"), _mapping(cells, "cells")
+    check, cells = mapping(check, "check"), mapping(cells, "cells")
     shift = np.array([r["main_sim"] / r["sim"] - 1 for r in check["rows"]])
     tl = t_quantile(0.975, check["replications"] - 1)
     se_long = np.array([(r["sim_high"] - r["sim_low"]) / 2 / tl / r["sim"] for r in check["rows"]])
@@ -420,7 +417,7 @@ def relative_halves(runs: Mapping) -> dict[tuple[str, float], np.ndarray]:
     {('g', 0.5): array([[0.5, 1.5]])}
     """
     return {(r["graph"], r["lam"]): np.array(r["batch_response"]) / r["sim"]
-            for r in _mapping(runs, "runs")["rows"]}
+            for r in mapping(runs, "runs")["rows"]}
 
 
 def busy_fraction(runs: Mapping) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
@@ -448,7 +445,7 @@ def busy_fraction(runs: Mapping) -> tuple[np.ndarray, np.ndarray, int, np.ndarra
     >>> m.tolist(), round(float(se[0]), 3), df, lam.tolist()
     ([0.5], 0.01, 1, [0.5])
     """
-    rows = _mapping(runs, "runs")["rows"]
+    rows = mapping(runs, "runs")["rows"]
     q1 = np.array([r["rep_q1"] for r in rows])
     return (q1.mean(axis=1), q1.std(axis=1, ddof=1) / np.sqrt(q1.shape[1]), q1.shape[1] - 1,
             np.array([r["lam"] for r in rows]))
@@ -482,11 +479,11 @@ def design_numbers(one: Mapping, every: Mapping, confirm: Mapping) -> dict[str, 
     >>> design_numbers(one, every, {"replications": 7})["ci-max"]
     0.2
     """
-    one, every = _mapping(one, "one"), _mapping(every, "every")
+    one, every = mapping(one, "one"), mapping(every, "every")
     bi = one["burn_in_check"]
     return {"bi-t-end": bi["t_end"], "bi-burn": bi["burn_in"], "reps-one": one["replications"],
             "reps-all": every["replications"], "t-end": every["t_end"], "burn": every["burn_in"],
-            "reps-confirm": _mapping(confirm, "confirm")["replications"],
+            "reps-confirm": mapping(confirm, "confirm")["replications"],
             "ci-max": max(r["ci_half_rel"] for r in every["rows"] + one["rows"])}
 
 
@@ -615,7 +612,7 @@ def plot_messages(ax: Any, cells: Mapping, degree: Mapping[str, int], graphs: Se
     >>> ax.lines[0].get_xydata().tolist()
     [[1.0, 3.0], [3.0, 2.0]]
     """
-    degree = _mapping(degree, "degree")
+    degree = mapping(degree, "degree")
     for j, g in enumerate(graphs):
         ax.plot([1, degree[g]], [cells["one", g, lam][0], cells["all", g, lam][0]], "o-",
                 color=f"C{j + 3}", label=g)
