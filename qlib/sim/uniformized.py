@@ -137,7 +137,7 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     return "csr", 0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
          indptr, indices, cand, pick, buf):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
