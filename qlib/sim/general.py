@@ -1,8 +1,10 @@
 """Exact event-driven JSQ on a (resampled) graph with general service times.
 
 The model is that of :mod:`qlib.sim` (same graph, placement,
-resampling, tie-breaking and occupancy bookkeeping; the lazy permutation and
-the PRNG are imported from there), except that a task's service time is
+resampling, tie-breaking and occupancy bookkeeping; the lazy permutation, the
+shortest-queue scan and the time bookkeeping are those of
+:mod:`qlib.sim._loop`, with the uniforms drawn when needed from one stream),
+except that a task's service time is
 drawn from a :class:`qlib.sim.service.ServiceLaw` of mean 1 when it *starts*
 service, and each server serves its queue in FIFO order.
 
@@ -56,7 +58,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.sim.kernel import EPOCH_MAX, _lookup
+from qlib.sim._loop import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EPOCH, _EVENTS, _IREC, _KC,
+                            _NB, _RES, _STARTED, _advance, _boundary, _join, _new_epoch,
+                            _touch)
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
@@ -69,7 +73,8 @@ if TYPE_CHECKING:   # names for the annotations only
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
-_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED, _FREE, _NRESP, _RH = range(13)
+# the state vector: the shared entries of qlib.sim._loop, then these
+_FREE, _NRESP, _RH = 10, 11, 12
 _NST = 13
 
 
@@ -181,6 +186,10 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     blen = (t_end - burn_in) / nbatch
     murate = 0.0 if mu_inf else mu
     prate = lamn + murate
+    # no uniforms drawn ahead, no sampled neighbours, no local maps: unused
+    bu = np.zeros((1, 1))
+    bs = np.zeros((1, 1), np.int64)
+    lz = np.zeros(1, np.int64)
     if st[_STARTED] == 0:
         # tasks present at time 0 start service then
         for s in range(n):
@@ -195,33 +204,16 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         fs[1] = t - math.log(1.0 - u) / prate
         st[_STARTED] = 1
     tp = fs[1]
-    row = batch if batch >= 0 else nbatch
-    if batch < 0:
-        nextb = burn_in
-    elif batch < nbatch - 1:
-        nextb = burn_in + (batch + 1) * blen
-    else:
-        nextb = t_end
+    row, nextb = _boundary(batch, nbatch, burn_in, blen, t_end)
     code = 0
     while True:
         dep = nb > 0 and H[2 * root] <= tp
         tnext = H[2 * root] if dep else tp
         stop = tnext >= slice_end
         tstop = slice_end if stop else tnext
-        while irec < nrec and irec * rec_dt <= tstop:
-            for i in range(K + 1):
-                paths[irec, i] = Q[i] / n
-            irec += 1
-        while batch < nbatch and nextb <= tstop:
-            for i in range(K + 1):
-                integ[row, i] += Q[i] * (nextb - last[i])
-                last[i] = nextb
-            batch += 1
-            row = batch
-            if batch < nbatch - 1:
-                nextb = burn_in + (batch + 1) * blen
-            else:
-                nextb = t_end
+        irec, batch, row, nextb = _advance(tstop, K, n, Q, last, integ, paths, irec,
+                                           nrec, rec_dt, batch, row, nextb, nbatch,
+                                           burn_in, blen, t_end)
         if stop:
             if slice_end >= t_end:
                 t = t_end
@@ -231,8 +223,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         if dep:
             s = np.int64(H[2 * root + 1])
             lv = X[s]
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
+            _touch(lv, t, row, integ, Q, last)
             Q[lv] -= 1
             X[s] = lv - 1
             if record:
@@ -274,47 +265,14 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if v >= n:
                 v = n - 1
             if mu_inf:
-                epoch += 1
                 kc = 0
                 resamples += 1
-                if epoch > epoch_max:
-                    P[:] = -1
-                    A[:] = -1
-                    epoch = 1
-            if epoch == 0:
-                s = v
-            else:
-                s, kc, s0, s1, s2, s3 = _lookup(v, epoch, P, A, kc, n,
-                                                s0, s1, s2, s3)
-            bx = X[s]
-            cand[0] = s
-            nt = 1
-            for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
-                w = np.int64(indices[p])
-                if epoch == 0:
-                    s = w
-                else:
-                    s, kc, s0, s1, s2, s3 = _lookup(w, epoch, P, A, kc, n,
-                                                    s0, s1, s2, s3)
-                x = X[s]
-                if x < bx:
-                    bx = x
-                    cand[0] = s
-                    nt = 1
-                elif x == bx:
-                    cand[nt] = s
-                    nt += 1
-            if nt == 1:
-                s = cand[0]
-            else:
-                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
-                k = np.int64(u * nt)
-                if k >= nt:
-                    k = nt - 1
-                s = cand[k]
+                epoch = _new_epoch(epoch, P, A, epoch_max)
+            s, bx, kc, s0, s1, s2, s3 = _join(v, 0, indptr, indices, X, cand, n, epoch,
+                                              kc, P, A, bu, 0, bs, False, False, False,
+                                              lz, lz, lz, lz, s0, s1, s2, s3)
             lv = bx + 1
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
+            _touch(lv, t, row, integ, Q, last)
             Q[lv] += 1
             X[s] = lv
             if bx == 0:
@@ -344,13 +302,9 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if lv >= K:
                 code = 1
         else:
-            epoch += 1
             kc = 0
             resamples += 1
-            if epoch > epoch_max:
-                P[:] = -1
-                A[:] = -1
-                epoch = 1
+            epoch = _new_epoch(epoch, P, A, epoch_max)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         tp = t - math.log(1.0 - u) / prate
         if code:
