@@ -71,6 +71,16 @@ def _lookup(w, epoch, P, A, kc, n, s0, s1, s2, s3):
     j = kc + np.int64(u * (n - kc))
     if j >= n:  # floating-point guard, probability ~2**-53
         j = n - 1
+    s, kc = _take(w, j, epoch, P, A, kc)
+    return s, kc, s0, s1, s2, s3
+
+
+@numba.njit(cache=True, inline="always")
+def _take(w, j, epoch, P, A, kc):
+    """Fisher–Yates step ``kc`` of the epoch's shuffle: position ``w`` gets
+    the server in slot ``j >= kc``, slot ``j`` the one in slot ``kc``
+    (entries of ``A`` not stamped with the epoch hold their own index), and
+    ``w`` is stamped in ``P``.  Returns (server, kc + 1)."""
     a = A[kc]
     ak = a & _LOW if (a >> _HI) == epoch else kc
     a = A[j]
@@ -79,7 +89,7 @@ def _lookup(w, epoch, P, A, kc, n, s0, s1, s2, s3):
     # only slot j needs to be written
     A[j] = (epoch << _HI) | ak
     P[w] = (epoch << _HI) | aj
-    return aj, kc + 1, s0, s1, s2, s3
+    return aj, kc + 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -110,16 +120,7 @@ def _place(w, u, epoch, P, A, kc, n):
     pw = P[w]
     if (pw >> _HI) == epoch:
         return pw & _LOW, kc
-    j = _slot(u, kc, n)
-    a = A[kc]
-    ak = a & _LOW if (a >> _HI) == epoch else kc
-    a = A[j]
-    aj = a & _LOW if (a >> _HI) == epoch else j
-    # slot kc is used up for this epoch (later draws are from kc+1..n-1), so
-    # only slot j needs to be written
-    A[j] = (epoch << _HI) | ak
-    P[w] = (epoch << _HI) | aj
-    return aj, kc + 1
+    return _take(w, _slot(u, kc, n), epoch, P, A, kc)
 
 
 @numba.njit(cache=True, inline="always")
@@ -315,11 +316,17 @@ def _boundary(batch, nbatch, burn_in, blen, t_end):
 
 
 @numba.njit(cache=True, inline="always")
-def _advance(tstop, K, n, Q, last, integ, paths, irec, nrec, rec_dt, batch, row,
-             nextb, nbatch, burn_in, blen, t_end):
-    """Let the clock reach ``tstop`` with the state unchanged: record the
-    occupancy on the grid points passed, and close the batches whose ends
-    are passed.  Returns (irec, batch, row, nextb)."""
+def _advance(t, tnext, slice_end, K, n, Q, last, integ, paths, irec, nrec, rec_dt,
+             batch, row, nextb, nbatch, burn_in, blen, t_end):
+    """Let the clock run from ``t`` towards the next event at ``tnext`` with
+    the state unchanged, stopping at ``slice_end`` if that comes first:
+    record the occupancy on the grid points passed, and close the batches
+    whose ends are passed.  Returns (stop, new t, irec, batch, row, nextb):
+    ``stop`` when the slice ends before the event (the clock then reads
+    ``t_end`` at the end of the run, else stays), else the clock reads
+    ``tnext``."""
+    stop = tnext >= slice_end
+    tstop = slice_end if stop else tnext
     while irec < nrec and irec * rec_dt <= tstop:
         for i in range(K + 1):
             paths[irec, i] = Q[i] / n
@@ -330,7 +337,11 @@ def _advance(tstop, K, n, Q, last, integ, paths, irec, nrec, rec_dt, batch, row,
             last[i] = nextb
         batch += 1
         row, nextb = _boundary(batch, nbatch, burn_in, blen, t_end)
-    return irec, batch, row, nextb
+    if not stop:
+        t = tnext
+    elif slice_end >= t_end:
+        t = t_end
+    return stop, t, irec, batch, row, nextb
 
 
 # ------------------------------------- the loop of exponential services ----
@@ -492,17 +503,11 @@ def _events(indptr, indices, par, X, Q, P, A, rs, integ, last, rsum, rcnt, paths
                     _prefetch(X, np.int64(indices[p]))
         # run event ec
         sl = ec & mask
-        tnext = bt[sl]
-        stop = tnext >= slice_end
-        tstop = slice_end if stop else tnext
-        irec, batch, row, nextb = _advance(tstop, K, n, Q, last, integ, paths, irec,
-                                           nrec, rec_dt, batch, row, nextb, nbatch,
-                                           burn_in, blen, t_end)
+        stop, t, irec, batch, row, nextb = _advance(
+            t, bt[sl], slice_end, K, n, Q, last, integ, paths, irec, nrec, rec_dt,
+            batch, row, nextb, nbatch, burn_in, blen, t_end)
         if stop:
-            if slice_end >= t_end:
-                t = t_end
             break
-        t = tnext
         ec += 1
         v = bk[sl]
         if v >= n:

@@ -208,17 +208,11 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     code = 0
     while True:
         dep = nb > 0 and H[2 * root] <= tp
-        tnext = H[2 * root] if dep else tp
-        stop = tnext >= slice_end
-        tstop = slice_end if stop else tnext
-        irec, batch, row, nextb = _advance(tstop, K, n, Q, last, integ, paths, irec,
-                                           nrec, rec_dt, batch, row, nextb, nbatch,
-                                           burn_in, blen, t_end)
+        stop, t, irec, batch, row, nextb = _advance(
+            t, H[2 * root] if dep else tp, slice_end, K, n, Q, last, integ, paths, irec,
+            nrec, rec_dt, batch, row, nextb, nbatch, burn_in, blen, t_end)
         if stop:
-            if slice_end >= t_end:
-                t = t_end
             break
-        t = tnext
         events += 1
         if dep:
             s = np.int64(H[2 * root + 1])
@@ -428,6 +422,21 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     the ring buffer (True) or the heap (False) instead of choosing the ring
     exactly when the law is deterministic.  The ring is exact only for
     constant service times."""
+    check_law(service)
+    graph = _as_graph(graph)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
+    return _general_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                            levels=levels, record_dt=record_dt, initial=initial,
+                            progress=progress, batches=batches, service=service,
+                            record_response=record_response, warn=warn, _fifo=_fifo)
+
+
+def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
+                     record_dt=None, initial=None, progress=False, batches=None, service,
+                     record_response=False, warn=True, _fifo=None):
+    """:func:`_simulate_general` on a graph and rates already checked (a
+    :class:`qlib.graphs.Graph`; ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them)."""
     from qlib.sim.service import exponential
     law = check_law(service)
     if law is None:
@@ -435,8 +444,6 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     if not isinstance(record_response, (bool, np.bool_)):
         raise TypeError("record_response must be a bool")
     record = bool(record_response)
-    graph = _as_graph(graph)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)

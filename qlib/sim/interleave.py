@@ -141,6 +141,17 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
     """
     graph = _as_graph(graph)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
+    return _interleaved_checked(graph, lam, mu, seeds=seeds, t_end=t_end, burn_in=burn_in,
+                                levels=levels, record_dt=record_dt, initial=initial,
+                                batches=batches, depth=depth, block=block, warn=warn)
+
+
+def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
+                         record_dt=None, initial=None, batches=None, depth=None,
+                         block=None, warn=True):
+    """:func:`simulate_interleaved` on a graph and rates already checked (a
+    :class:`qlib.graphs.Graph`; ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them)."""
     batches = None if batches is None else int(batches)
     seeds = list(seeds)
     R = len(seeds)

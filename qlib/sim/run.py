@@ -12,7 +12,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 from qlib._feedback import compile_notice
-from qlib.sim.general import simulate_general
+from qlib.sim.general import _general_checked
 from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
@@ -114,21 +114,51 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     """
     graph = _as_graph(graph)
     ch = _check_choices(choices)
-    if service is not None or record_response is not False:
-        if check_law(service) is not None or record_response is not False:
-            if ch:
-                raise ValueError("choices needs exponential services (service=None "
-                                 "or 'exp') and record_response=False")
-            if allow_unstable is not False:
-                raise ValueError("allow_unstable=True needs exponential services "
-                                 "(service=None or 'exp') and record_response=False")
-            return _transient(simulate_general(
-                graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
-                levels=levels, record_dt=record_dt, initial=initial,
-                progress=progress, batches=batches, service=service,
-                record_response=record_response, warn=warn))
+    general = _general(service, record_response, ch, allow_unstable)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
                                           batches, allow_unstable, warn)
+    return _simulate_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                             levels=levels, record_dt=record_dt, initial=initial,
+                             progress=progress, batches=batches, service=service,
+                             record_response=record_response, warn=warn, ch=ch,
+                             general=general)
+
+
+def _general(service, record_response, ch=0, allow_unstable=False):
+    """Whether a run with these ``service`` and ``record_response`` goes to
+    the general-service kernel (a service law, or measured response times);
+    refuses the options that only the exponential kernel has (``ch``, as
+    ``start._check_choices`` returns it, and ``allow_unstable``)."""
+    if service is None and record_response is False:
+        return False
+    if check_law(service) is None and record_response is False:
+        return False
+    if ch:
+        raise ValueError("choices needs exponential services (service=None "
+                         "or 'exp') and record_response=False")
+    if allow_unstable is not False:
+        raise ValueError("allow_unstable=True needs exponential services "
+                         "(service=None or 'exp') and record_response=False")
+    return True
+
+
+def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=None,
+                      record_dt=None, initial=None, progress=False, batches=None,
+                      service=None, record_response=False, warn=True, ch=0, general=None):
+    """:func:`simulate` on arguments already checked: ``graph`` a
+    :class:`qlib.graphs.Graph`, ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them, ``ch`` as ``start._check_choices``
+    returns it (choices), ``general`` as ``_general`` returns it (None:
+    found here).  :func:`~qlib.sim.replications.replicate` checks once and
+    runs its replications through here."""
+    if general is None:
+        general = _general(service, record_response, ch)
+    if general:
+        return _transient(_general_checked(
+            graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+            levels=levels, record_dt=record_dt, initial=initial,
+            progress=progress, batches=batches, service=service,
+            record_response=record_response, warn=warn))
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)

@@ -113,13 +113,17 @@ def _as_graph(graph):
 def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, warn=True):
     """Check simulate's common arguments; return ``lam, mu, t_end, burn_in`` as floats.
 
+    ``graph`` is a :class:`qlib.graphs.Graph` (``_as_graph`` converts the
+    caller's graph once, before).
+
     ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
     or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` unless ``warn`` is
     False (the result's
     standard errors are then NaN, see ``_transient``); with ``burn_in >
     0`` and ``allow_unstable=False`` it is refused.
     """
-    graph = _as_graph(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a qlib.graphs.Graph here, got {type(graph).__name__}")
     if not 1 <= graph.n < 2**31:
         raise ValueError(f"graph must have 1 <= n < 2**31 vertices, got {graph.n}")
     V.check_memory(V.memory_estimate(n=graph.n, per_item=_BYTES_PER_SERVER), "n", graph.n,
