@@ -56,6 +56,18 @@ def _loaded(n):
     return x
 
 
+def _vary(kw, i, batches):
+    """Case ``i``'s options, in turn: a loaded start, forced batches, progress
+    slices."""
+    if i % 3 == 0:
+        kw["initial"] = "loaded"
+    if i % 4 == 1:
+        kw["batches"] = batches
+    if i % 5 == 2:
+        kw["progress"] = True
+    return kw
+
+
 def _exp_cases():
     """(name, graph key, mu, keyword arguments of simulate)."""
     out = []
@@ -63,14 +75,8 @@ def _exp_cases():
         for mu in (0.0, 1.5, math.inf):
             for ch in (None, 2, 3):
                 i = len(out)
-                kw = dict(t_end=30.0, burn_in=5.0, seed=100 + i, record_dt=2.5,
-                          choices=ch)
-                if i % 3 == 0:
-                    kw["initial"] = "loaded"
-                if i % 4 == 1:
-                    kw["batches"] = 4
-                if i % 5 == 2:
-                    kw["progress"] = True
+                kw = _vary(dict(t_end=30.0, burn_in=5.0, seed=100 + i, record_dt=2.5,
+                                choices=ch), i, 4)
                 if i % 7 == 3:
                     kw["levels"] = 5
                 out.append((f"exp-{gk}-{mu}-{ch}", gk, mu, kw))
@@ -90,14 +96,8 @@ def _gen_cases():
     for gk in ("ring", "rr3", "er"):
         for mu in (0.0, 1.5, math.inf):
             for lk in ("det", "logn", "erl", "exp"):
-                kw = dict(t_end=25.0, burn_in=4.0, seed=300 + i, service=laws[lk],
-                          record_dt=2.0, record_response=(i % 2 == 0))
-                if i % 3 == 0:
-                    kw["initial"] = "loaded"
-                if i % 4 == 1:
-                    kw["batches"] = 3
-                if i % 5 == 2:
-                    kw["progress"] = True
+                kw = _vary(dict(t_end=25.0, burn_in=4.0, seed=300 + i, service=laws[lk],
+                                record_dt=2.0, record_response=(i % 2 == 0)), i, 3)
                 if lk == "det" and i % 2 == 1:
                     kw["_fifo"] = False      # constant services through the heap
                 out.append((f"gen-{gk}-{mu}-{lk}", gk, mu, kw))

@@ -293,6 +293,27 @@ def _join(v, sl, indptr, indices, X, cand, n, epoch, kc, P, A, bu, ch, bs,
 
 # ------------------------------------------------ the time bookkeeping ----
 @numba.njit(cache=True, inline="always")
+def _load(st):
+    """The shared entries of the state vector: (epoch, kc, events,
+    resamples, arrivals, departures, batch, irec)."""
+    return (st[_EPOCH], st[_KC], st[_EVENTS], st[_RES], st[_ARR], st[_DEP], st[_BATCH],
+            st[_IREC])
+
+
+@numba.njit(cache=True, inline="always")
+def _store(st, epoch, kc, events, resamples, arrivals, departures, batch, irec):
+    """Write the shared entries of the state vector back (``_load``)."""
+    st[_EPOCH] = epoch
+    st[_KC] = kc
+    st[_EVENTS] = events
+    st[_RES] = resamples
+    st[_ARR] = arrivals
+    st[_DEP] = departures
+    st[_BATCH] = batch
+    st[_IREC] = irec
+
+
+@numba.njit(cache=True, inline="always")
 def _touch(lv, t, row, integ, Q, last):
     """Close the time integral of level ``lv`` at ``t`` (into batch row
     ``row``) before ``Q[lv]`` changes: an event touches only its level."""
@@ -377,14 +398,7 @@ def _events(indptr, indices, par, X, Q, P, A, rs, integ, last, rsum, rcnt, paths
     D1 = max((2 * D) // 3, 1)   # stream 2 draws this far ahead
     D2 = D // 3                 # the servers' lines are asked for this far ahead
     pf = D > 1
-    epoch = st[_EPOCH]
-    kc = st[_KC]
-    events = st[_EVENTS]
-    resamples = st[_RES]
-    arrivals = st[_ARR]
-    departures = st[_DEP]
-    batch = st[_BATCH]
-    irec = st[_IREC]
+    epoch, kc, events, resamples, arrivals, departures, batch, irec = _load(st)
     h0 = st[_H0]
     h1 = st[_H1]
     ec = st[_EC]
@@ -550,14 +564,7 @@ def _events(indptr, indices, par, X, Q, P, A, rs, integ, last, rsum, rcnt, paths
     fs[1] = td
     rs[0], rs[1], rs[2], rs[3] = s0, s1, s2, s3
     rs[4], rs[5], rs[6], rs[7] = r0, r1, r2, r3
-    st[_EPOCH] = epoch
-    st[_KC] = kc
-    st[_EVENTS] = events
-    st[_RES] = resamples
-    st[_ARR] = arrivals
-    st[_DEP] = departures
-    st[_BATCH] = batch
-    st[_IREC] = irec
+    _store(st, epoch, kc, events, resamples, arrivals, departures, batch, irec)
     st[_H0] = h0
     st[_H1] = h1
     st[_EC] = ec

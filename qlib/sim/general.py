@@ -58,14 +58,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.sim._loop import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EPOCH, _EVENTS, _IREC, _KC,
-                            _NB, _RES, _STARTED, _advance, _boundary, _join, _new_epoch,
-                            _touch)
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim._loop import (EPOCH_MAX, _BATCH, _NB, _STARTED, _advance, _boundary, _join,
+                            _load, _new_epoch, _store, _touch)
+from qlib.sim.result import SimulationResult, _FINE
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
 from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _result, _seed
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # names for the annotations only
@@ -87,8 +86,9 @@ _OFF = 3
 
 
 @numba.njit(cache=True, inline="always")
-def _push(H, size, t, s):
-    i = size
+def _sift_up(H, i, t, s):
+    """Put (t, s) at the hole at entry ``i``, moving it up past the parents
+    with later times."""
     while i > 0:
         p = (i - 1) >> 2
         tp = H[2 * (p + _OFF)]
@@ -99,6 +99,12 @@ def _push(H, size, t, s):
         i = p
     H[2 * (i + _OFF)] = t
     H[2 * (i + _OFF) + 1] = s
+
+
+@numba.njit(cache=True, inline="always")
+def _push(H, size, t, s):
+    """Add (t, s) to a heap of ``size`` entries; returns the new size."""
+    _sift_up(H, size, t, s)
     return size + 1
 
 
@@ -124,16 +130,7 @@ def _sift_root(H, size, t, s):
         H[2 * (i + _OFF)] = hm
         H[2 * (i + _OFF) + 1] = H[2 * (m + _OFF) + 1]
         i = m
-    while i > 0:
-        p = (i - 1) >> 2
-        tp = H[2 * (p + _OFF)]
-        if tp <= t:
-            break
-        H[2 * (i + _OFF)] = tp
-        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
-        i = p
-    H[2 * (i + _OFF)] = t
-    H[2 * (i + _OFF) + 1] = s
+    _sift_up(H, i, t, s)
 
 
 @numba.njit(cache=True, inline="always")
@@ -161,15 +158,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     service times) ``H`` holds a ring buffer of ``nb`` pairs from pair
     ``st[_RH]`` on, modulo ``n + 1``, instead of the heap."""
     K = Q.shape[0] - 1
-    epoch = st[_EPOCH]
-    kc = st[_KC]
+    epoch, kc, events, resamples, arrivals, departures, batch, irec = _load(st)
     nb = st[_NB]
-    events = st[_EVENTS]
-    resamples = st[_RES]
-    arrivals = st[_ARR]
-    departures = st[_DEP]
-    batch = st[_BATCH]
-    irec = st[_IREC]
     free = st[_FREE]
     nresp = st[_NRESP]
     # the earliest completion is the pair at index `root` of H: the heap's
@@ -309,15 +299,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     rs[1] = s1
     rs[2] = s2
     rs[3] = s3
-    st[_EPOCH] = epoch
-    st[_KC] = kc
+    _store(st, epoch, kc, events, resamples, arrivals, departures, batch, irec)
     st[_NB] = nb
-    st[_EVENTS] = events
-    st[_RES] = resamples
-    st[_ARR] = arrivals
-    st[_DEP] = departures
-    st[_BATCH] = batch
-    st[_IREC] = irec
     st[_FREE] = free
     st[_NRESP] = nresp
     st[_RH] = root if fifo else 0
@@ -532,21 +515,6 @@ def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
 def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
             burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp, warn=True):
     """Time averages, batch-means errors and the result (as in simulate)."""
-    blen = (t_end - burn_in) / nfine
-    occ_f = integ[:nfine] / (n * blen)
-    occ = occ_f.mean(axis=0)
-    nz = np.nonzero(occ > 0)[0]
-    top = int(nz[-1]) + 2 if nz.size else 2
-    if levels is not None:
-        top = max(top, int(levels) + 1)
-    top = min(top, K + 1)
-    occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
-                           warn=warn)
-    return GeneralSimulationResult(
-        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
-        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
-        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        service=law, response_times=resp, **fields)
+    return _result(GeneralSimulationResult, integ, rsum, rcnt, paths, X, st, nfine, n, K,
+                   levels, batches, t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu,
+                   warn, service=law, response_times=resp)

@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:   # names for the annotations only
     from qlib._types import GraphLike
 
-from qlib.sim._loop import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EVENTS, _NST, _RES,
-                            _events)
+from qlib.sim._loop import EPOCH_MAX, _BATCH, _EC, _NST, _events
 from qlib.sim.kernel import _depth
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.result import SimulationResult, _FINE
 from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
+from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _result, _seed
 
 __all__ = ['simulate_interleaved']
 
@@ -242,7 +241,6 @@ def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
         paths = _grow(paths, K1)
     wall = (time.perf_counter() - w0) / R
 
-    blen = (t_end - burn_in) / nfine
     out = []
     for r in range(R):
         Kr = int(kr[r])
@@ -250,23 +248,8 @@ def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
         # that the reductions below are the same operations on the same data
         integ_r = np.ascontiguousarray(integ[r, :, :Kr + 1])
         paths_r = np.ascontiguousarray(paths[r, :, :Kr + 1])
-        occ_f = integ_r[:nfine] / (n * blen)
-        occ = occ_f.mean(axis=0)
-        nz = np.nonzero(occ > 0)[0]
-        top = int(nz[-1]) + 2 if nz.size else 2
-        if levels is not None:
-            top = max(top, int(levels) + 1)
-        top = min(top, Kr + 1)
-        occ, occ_f = occ[:top], occ_f[:, :top]
-        fields = _batch_fields(occ, occ_f, np.ascontiguousarray(rsum[r]),
-                               np.ascontiguousarray(rcnt[r]), nfine, blen, batches,
-                               t_end - burn_in, warn=warn)
-        s = st[r]
-        out.append(SimulationResult(
-            occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-            paths=paths_r[:, :top] if nrec else None, events=int(s[_EVENTS]),
-            resamples=int(s[_RES]), arrivals=int(s[_ARR]),
-            departures=int(s[_DEP]), final_queues=XA[r, :, 1].astype(np.int64),
-            wall_time=wall, seed=seed_out[r], n=n, lam=lam, mu=mu, t_end=t_end,
-            burn_in=burn_in, levels=Kr, **fields))
+        out.append(_result(SimulationResult, integ_r, np.ascontiguousarray(rsum[r]),
+                           np.ascontiguousarray(rcnt[r]), paths_r, XA[r, :, 1], st[r], nfine,
+                           n, Kr, levels, batches, t_end, burn_in, nrec, record_dt, wall,
+                           seed_out[r], lam, mu, warn))
     return out

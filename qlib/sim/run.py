@@ -14,10 +14,11 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 from qlib._feedback import compile_notice
 from qlib.sim.general import _general_checked
 from qlib.sim.service import check_law
-from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.kernel import EPOCH_MAX, _BATCH, _NST, _depth, _kernel
+from qlib.sim.result import SimulationResult, _FINE
 from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _check_choices, _grow, _initial, _seed, _transient
+from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial,
+                             _result, _seed, _transient)
 
 __all__ = ['simulate']
 
@@ -242,21 +243,6 @@ def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=N
     wall = time.perf_counter() - w0
     del P, A   # before the copy of the final queues: the peak stays 24 bytes per server
 
-    blen = (t_end - burn_in) / nfine
-    occ_f = integ[:nfine] / (n * blen)
-    occ = occ_f.mean(axis=0)
-    nz = np.nonzero(occ > 0)[0]
-    top = int(nz[-1]) + 2 if nz.size else 2
-    if levels is not None:
-        top = max(top, int(levels) + 1)
-    top = min(top, K + 1)
-    occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
-                          warn=warn)
-    return _transient(SimulationResult(
-        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
-        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
-        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        **fields))
+    return _transient(_result(SimulationResult, integ, rsum, rcnt, paths, X, st, nfine, n,
+                              K, levels, batches, t_end, burn_in, nrec, record_dt, wall,
+                              seed_out, lam, mu, warn))

@@ -185,6 +185,34 @@ def _transient(result):
         response_time_ci=(nan, nan), se_reliable=False)
 
 
+def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
+            burn_in, nrec, record_dt, wall, seed_out, lam, mu, warn=True, **extra):
+    """The result of a finished run, of class ``cls``: time averages over the
+    levels reached (at least ``levels + 1`` of them), batch-means errors,
+    the counts of the state vector ``st``, the final queues ``X``;
+    ``extra``: fields of ``cls`` beyond those of ``SimulationResult``."""
+    from qlib.sim._loop import _ARR, _DEP, _EVENTS, _RES
+    from qlib.sim.result import _batch_fields
+    blen = (t_end - burn_in) / nfine
+    occ_f = integ[:nfine] / (n * blen)
+    occ = occ_f.mean(axis=0)
+    nz = np.nonzero(occ > 0)[0]
+    top = int(nz[-1]) + 2 if nz.size else 2
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
+                           warn=warn)
+    return cls(
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
+        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
+        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
+        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        **extra, **fields)
+
+
 def _grow(arr, K1, axis_len=None):
     """Pad the last axis of ``arr`` with zeros to length K1."""
     shape = arr.shape[:-1] + (K1,)
