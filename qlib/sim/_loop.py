@@ -25,7 +25,11 @@ bookkeeping; what they share is written here once:
 
 All helpers are ``inline="always"``: they cost no call, and a change here
 reaches the kernels only when numba recompiles them (clear the caches in
-``qlib/sim/__pycache__`` after editing this file).
+``qlib/sim/__pycache__`` after editing this file).  The entry points are
+compiled without reference counting (``_NJIT``): an inlined helper's array
+arguments are new references to numba, counted at every event (five times
+the cost of an event, measured), so the kernels allocate nothing and their
+callers pass every array they use.
 """
 from __future__ import annotations
 
@@ -46,6 +50,11 @@ _EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED = range(10)
 _H0, _H1, _EC = 10, 11, 12   # events drawn by stream 1, by stream 2, run
 _HP = 13                     # events whose positions are placed
 _NST = 14
+
+# the options of the kernels' entry points: cached, releasing the GIL, and
+# without reference counting (numba's ``_nrt=False``: no array is allocated
+# inside, none is counted)
+_NJIT = dict(cache=True, nogil=True, _nrt=False)
 
 _LOW = np.int64(0xFFFFFFFF)
 _HI = np.int64(32)

@@ -58,8 +58,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.sim._loop import (EPOCH_MAX, _BATCH, _NB, _STARTED, _advance, _boundary, _join,
-                            _load, _new_epoch, _store, _touch)
+from qlib.sim._loop import (EPOCH_MAX, _BATCH, _NB, _NJIT, _STARTED, _advance, _boundary,
+                            _join, _load, _new_epoch, _store, _touch)
 from qlib.sim.result import SimulationResult, _FINE
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
@@ -146,17 +146,20 @@ def _rpush(H, head, size, cap, t, s):
 
 
 # ------------------------------------------------------------- kernel ----
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
              slice_end, rec_dt, nrec, X, C, H, Q, P, A, rs, integ, last,
              rsum, rcnt, paths, cand, fs, st, epoch_max, lcode, lpar, record,
-             head, tail, nxt, tarr, resp, fifo):
+             head, tail, nxt, tarr, resp, fifo, unused):
     """Advance to ``slice_end``.  Returns 0 there, 1 when a queue reached
     the top tracked level, 2 when the task pool is full, 3 when the
     response-time record is full (the caller grows the arrays and calls
     again; the state is entirely in the arrays).  With ``fifo`` (constant
     service times) ``H`` holds a ring buffer of ``nb`` pairs from pair
-    ``st[_RH]`` on, modulo ``n + 1``, instead of the heap."""
+    ``st[_RH]`` on, modulo ``n + 1``, instead of the heap.  ``unused``:
+    (1 x 1 float64, 1 x 1 int64, 1 int64) arrays for what the shortest-queue
+    scan takes and this kernel has not (uniforms drawn ahead, sampled
+    neighbours, local maps)."""
     K = Q.shape[0] - 1
     epoch, kc, events, resamples, arrivals, departures, batch, irec = _load(st)
     nb = st[_NB]
@@ -176,10 +179,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     blen = (t_end - burn_in) / nbatch
     murate = 0.0 if mu_inf else mu
     prate = lamn + murate
-    # no uniforms drawn ahead, no sampled neighbours, no local maps: unused
-    bu = np.zeros((1, 1))
-    bs = np.zeros((1, 1), np.int64)
-    lz = np.zeros(1, np.int64)
+    bu, bs, lz = unused
     if st[_STARTED] == 0:
         # tasks present at time 0 start service then
         for s in range(n):
@@ -474,6 +474,7 @@ def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
     st = np.zeros(_NST, np.int64)
     st[_BATCH] = -1
     st[_FREE] = used if record and used < nxt.size else -1
+    unused = (np.zeros((1, 1)), np.zeros((1, 1), np.int64), np.zeros(1, np.int64))
     if progress:
         from tqdm.auto import tqdm
         nslices = 100
@@ -492,7 +493,7 @@ def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
                                 H, Q, P, A, rs, integ, last, rsum, rcnt,
                                 paths, cand, fs, st, EPOCH_MAX, law.code,
                                 law.params, record, head, tail, nxt, tarr, resp,
-                                fifo)
+                                fifo, unused)
                 if code == 0:
                     break
                 if code == 1:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:   # names for the annotations only
     from qlib._types import GraphLike
 
-from qlib.sim._loop import EPOCH_MAX, _BATCH, _EC, _NST, _events
+from qlib.sim._loop import EPOCH_MAX, _BATCH, _EC, _NJIT, _NST, _events
 from qlib.sim.kernel import _depth
 from qlib.sim.result import SimulationResult, _FINE
 from qlib import _validate as V
@@ -44,7 +44,7 @@ __all__ = ['simulate_interleaved']
 _SEEDED_START = len(inspect.signature(_initial).parameters) >= 3
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
            slice_end, rec_dt, nrec, X, Q, P, A, rs, integ, last, rsum,
            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, K, ec_stop,
@@ -64,20 +64,20 @@ def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
                    True)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
           nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths, cand, fs, st, kr,
-          done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv):
+          done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv, bs):
     """Round robin over the replications not yet ``done``: ``block`` events
     of each in turn (``_chunk``), until every one reaches ``t_end``.
 
     ``kr[r]`` is replication r's tracked top level (what ``K`` is alone);
     when r's queue reaches it, it doubles, and when it outgrows the shared
     width of the level arrays the loop returns 1 so that the caller widens
-    them (zeros, as alone) and calls again; 0 when all are done."""
+    them (zeros, as alone) and calls again; 0 when all are done.  ``bs``:
+    an unused 1 x 1 int64 array (no sampled neighbours)."""
     R = XA.shape[0]
     kal = Q.shape[1] - 1
-    bs = np.zeros((1, 1), np.int64)   # no sampled neighbours: whole neighbourhoods
     left = 0
     for r in range(R):
         if done[r] == 0:
@@ -233,7 +233,7 @@ def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
     while _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nfine,
                 record_dt, nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths,
                 cand, fs, st, kr, done, EPOCH_MAX, bt, bk, bu, block,
-                lslot, lval, lpos, lsrv):
+                lslot, lval, lpos, lsrv, np.zeros((1, 1), np.int64)):
         K1 = int(kr.max()) + 1     # a run outgrew the shared level width
         Q = _grow(Q, K1)
         integ = _grow(integ, K1)

@@ -41,12 +41,12 @@ and the pieces the kernels share are in :mod:`qlib.sim._loop`):
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 # the shared pieces, also read from here by the other kernels and the tests
 from qlib.sim._loop import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS,  # noqa: F401
                             _H0, _H1, _HP, _IREC, _KC, _NB, _NST, _RES, _STARTED,
-                            _events, _lookup, _place, _place_local, _prefetch, _slot)
+                            _NJIT, _events, _lookup, _place, _place_local, _prefetch,
+                            _slot)
 from qlib.sim.rng import _exp1, _step  # noqa: F401
 
 __all__ = []
@@ -80,10 +80,10 @@ __all__ = []
 # one run alone.
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             slice_end, rec_dt, nrec, X, Q, P, A, rs, integ, last, rsum,
-            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, ch, bs):
+            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, ch, bs, scratch):
     """Advance the simulation to ``slice_end`` (<= t_end).
 
     Returns 0 when ``slice_end`` is reached, 1 when a queue has reached the
@@ -96,12 +96,10 @@ def _kernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     arrival looks at its whole closed neighbourhood; ``ch = k >= 2``: at its
     own position and ``k - 1`` distinct neighbours drawn uniformly (stream
     1, when the event is drawn; their offsets in ``bs``), all of them when
-    the degree is below ``k``.
+    the degree is below ``k``.  ``scratch``: four int64 arrays as long as
+    ``cand``, the local maps of mu = inf.
     """
-    m = cand.shape[0]
     par = (n, lam, mu, mu_inf, t_end, burn_in, nbatch, slice_end, rec_dt, nrec, epoch_max)
-    scratch = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
-               np.empty(m, np.int64))
     return _events(indptr, indices, par, X, Q, P, A, rs, integ, last, rsum, rcnt, paths,
                    cand, fs, st, bt, bk, bu, ch, bs, Q.shape[0] - 1, 0, scratch, False)
 

@@ -210,6 +210,7 @@ def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=N
     D = _depth(n)   # the pipeline's ring of drawn events
     bt, bk, bu = np.zeros(D), np.zeros(D, np.int64), np.zeros((D, maxdeg + 2))
     bs = np.zeros((D, max(ch - 1, 1)), np.int64)   # sampled neighbours' offsets
+    scratch = tuple(np.empty(maxdeg + 1, np.int64) for _ in range(4))   # mu = inf maps
 
     if progress:
         from tqdm.auto import tqdm
@@ -227,7 +228,7 @@ def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=N
                 code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
                                burn_in, nfine, slice_end, record_dt, nrec,
                                X, Q, P, A, rs, integ, last, rsum, rcnt,
-                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu, ch, bs)
+                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu, ch, bs, scratch)
                 if code == 0:
                     break
                 K = 2 * K  # a queue reached the top level: track more
