@@ -63,8 +63,8 @@ from qlib.sim._loop import (EPOCH_MAX, _BATCH, _NB, _NJIT, _STARTED, _advance, _
 from qlib.sim.result import SimulationResult, _FINE
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
-from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _result, _seed
+from qlib.sim.start import (_as_graph, _check_args, _grow, _initial, _record_grid, _result,
+                            _seed, _tracked)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # names for the annotations only
@@ -145,6 +145,20 @@ def _rpush(H, head, size, cap, t, s):
     return size + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar, s0, s1, s2, s3):
+    """Server ``s``, idle until ``t``, starts a task: draw its service, note
+    its completion time and schedule it (ring or heap of ``nb`` pairs).
+    Returns (new nb, stream state)."""
+    S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+    C[s] = t + S
+    if fifo:
+        nb = _rpush(H, root, nb, rcap, t + S, s)
+    else:
+        nb = _push(H, nb, t + S, s)
+    return nb, s0, s1, s2, s3
+
+
 # ------------------------------------------------------------- kernel ----
 @numba.njit(**_NJIT)
 def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
@@ -184,12 +198,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
         # tasks present at time 0 start service then
         for s in range(n):
             if X[s] > 0:
-                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
-                C[s] = t + S
-                if fifo:
-                    nb = _rpush(H, root, nb, rcap, t + S, s)
-                else:
-                    nb = _push(H, nb, t + S, s)
+                nb, s0, s1, s2, s3 = _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar,
+                                            s0, s1, s2, s3)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         fs[1] = t - math.log(1.0 - u) / prate
         st[_STARTED] = 1
@@ -261,12 +271,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             X[s] = lv
             if bx == 0:
                 rsum[row] += 1.0
-                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
-                C[s] = t + S
-                if fifo:
-                    nb = _rpush(H, root, nb, rcap, t + S, s)
-                else:
-                    nb = _push(H, nb, t + S, s)
+                nb, s0, s1, s2, s3 = _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar,
+                                            s0, s1, s2, s3)
             else:
                 rsum[row] += C[s] - t + bx
             rcnt[row] += 1
@@ -434,15 +440,8 @@ def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
     rs = ss.generate_state(4, np.uint64)
     if not rs.any():
         rs[0] = np.uint64(1)
-    xmax = int(X.max())
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
-    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
-    else:
-        nrec, record_dt = 0, 1.0
+    K = _tracked(levels, int(X.max()))
+    nrec, record_dt = _record_grid(record_dt, t_end)
     mu_inf = bool(np.isinf(mu))
     # constant services finish in the order they start: a ring, not a heap
     fifo = law.code == DET if _fifo is None else bool(_fifo)

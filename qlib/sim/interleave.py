@@ -22,7 +22,6 @@ replications together.
 from __future__ import annotations
 
 import inspect
-import math
 import time
 import numba
 import numpy as np
@@ -34,8 +33,8 @@ if TYPE_CHECKING:   # names for the annotations only
 from qlib.sim._loop import EPOCH_MAX, _BATCH, _EC, _NJIT, _NST, _events
 from qlib.sim.kernel import _depth
 from qlib.sim.result import SimulationResult, _FINE
-from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _result, _seed
+from qlib.sim.start import (_as_graph, _check_args, _grow, _initial, _record_grid, _result,
+                            _seed, _tracked)
 
 __all__ = ['simulate_interleaved']
 
@@ -174,14 +173,9 @@ def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
     start = ((lambda r: _initial(initial, n, sss[r])) if _SEEDED_START
              else (lambda r: _initial(initial, n)))
     X0 = start(0)
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
+    _tracked(levels, 0)   # levels checked before the record grid, as alone
     Ks = np.empty(R, np.int64)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
-    else:
-        nrec, record_dt = 0, 1.0
+    nrec, record_dt = _record_grid(record_dt, t_end)
     mu_inf = bool(np.isinf(mu))
     # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
     # for each width)
@@ -203,8 +197,7 @@ def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
     XA[:, :, 0] = -1
     for r in range(R):
         X = X0 if r == 0 else start(r)
-        xmax = int(X.max())
-        Ks[r] = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+        Ks[r] = _tracked(levels, int(X.max()))
         XA[r, :, 1] = X
     K = int(Ks.max())
     Q = np.zeros((R, K + 1), np.int64)

@@ -1,7 +1,6 @@
 """simulate: one exact event-driven run of JSQ on a (resampled) graph, dispatched to the exponential or the general-service kernel."""
 from __future__ import annotations
 
-import math
 import time
 import numpy as np
 
@@ -18,7 +17,7 @@ from qlib.sim.kernel import EPOCH_MAX, _BATCH, _NST, _depth, _kernel
 from qlib.sim.result import SimulationResult, _FINE
 from qlib import _validate as V
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial,
-                             _result, _seed, _transient)
+                             _record_grid, _result, _seed, _tracked, _transient)
 
 __all__ = ['simulate']
 
@@ -168,16 +167,10 @@ def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=N
     for k in (0, 4):
         if not rs[k:k + 4].any():  # xoshiro's one forbidden state
             rs[k] = np.uint64(1)
-    xmax = int(X.max())
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
-    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    K = _tracked(levels, int(X.max()))
+    nrec, record_dt = _record_grid(record_dt, t_end)
+    if nrec:
         V.check_memory(8 * nrec * (K + 1), "record_dt", record_dt, what=f"the {nrec} recorded rows")
-    else:
-        nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
     # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
     # for each width)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 import numpy as np
 from qlib import _validate as V
@@ -211,6 +212,24 @@ def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, 
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
         **extra, **fields)
+
+
+def _tracked(levels, xmax):
+    """The top level tracked at the start of a run whose longest queue holds
+    ``xmax`` tasks: ``levels`` (checked: an int >= 1) or 16, and at least
+    ``2 xmax`` and ``xmax + 1``."""
+    if levels is not None:
+        V.integer(levels, "levels", lo=1)
+    return max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+
+
+def _record_grid(record_dt, t_end):
+    """(rows recorded on the grid ``0, record_dt, ... <= t_end``, ``record_dt``
+    checked as a float); (0, 1.0) when ``record_dt`` is None."""
+    if record_dt is None:
+        return 0, 1.0
+    record_dt = V.positive(record_dt, "record_dt")
+    return int(math.floor(t_end / record_dt + 1e-9)) + 1, record_dt
 
 
 def _grow(arr, K1, axis_len=None):
