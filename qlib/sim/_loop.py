@@ -14,14 +14,18 @@ bookkeeping; what they share is written here once:
   uniform tie-break (``_join``);
 * the time bookkeeping: the per-level integrals touched only where a level
   changes (``_touch``), the recorded rows and the batch boundaries that the
-  clock passes (``_advance``, ``_boundary``);
+  clock passes (``_advance``, ``_boundary``), the shared entries of the
+  state vector (``_load``, ``_store``);
 * the event loop of exponential services, ``_events``: one body, inlined
   into the module-level entry points ``qlib.sim.kernel._kernel`` (one run)
-  and ``qlib.sim.interleave._chunk`` (one visit of the round robin).  They
-  pass the options as literal constants (``chunked``: stop after a budget
-  of events; ``ch = 0`` for the whole closed neighbourhood), so the
-  compiler prunes the branches a variant does not take, and each entry
-  point is compiled and cached on its own.
+  and ``qlib.sim.interleave._chunk`` (one visit of the round robin).  The
+  variant is a literal constant (``chunked``: stop after a budget of
+  events), so the compiler prunes the branches the other variant takes,
+  and each entry point is compiled and cached on its own; the policy
+  (``ch``) is a value in both (a constant ``ch = 0`` measured no faster).
+  The general-service kernel has an event loop of its own (its events come
+  from a heap of completions and its uniforms are drawn when needed, so
+  its random streams differ), built from the same pieces.
 
 All helpers are ``inline="always"``: they cost no call, and a change here
 reaches the kernels only when numba recompiles them (clear the caches in
