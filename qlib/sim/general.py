@@ -58,13 +58,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.sim._loop import (EPOCH_MAX, _BATCH, _NB, _NJIT, _STARTED, _advance, _boundary,
+from qlib.sim._loop import (EPOCH_MAX, _NB, _NJIT, _STARTED, _advance, _boundary,
                             _join, _load, _new_epoch, _store, _touch)
-from qlib.sim.result import SimulationResult, _FINE
+from qlib.sim.result import SimulationResult
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
-from qlib.sim.start import (_as_graph, _check_args, _grow, _initial, _record_grid, _result,
-                            _seed, _tracked)
+from qlib.sim.start import (_as_graph, _bookkeeping, _check_args, _grow, _initial,
+                            _record_grid, _result, _seed, _tracked)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # names for the annotations only
@@ -462,16 +462,8 @@ def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
     H = np.empty(2 * (n + _OFF + 1))
     P = np.full(n, -1, np.int64)
     A = np.full(n, -1, np.int64)
-    nfine = _FINE if batches is None else batches
-    integ = np.zeros((nfine + 1, K + 1))
-    last = np.zeros(K + 1)
-    rsum = np.zeros(nfine + 1)
-    rcnt = np.zeros(nfine + 1)
-    paths = np.zeros((nrec, K + 1))
+    nfine, integ, last, rsum, rcnt, paths, fs, st = _bookkeeping(batches, K, nrec, _NST)
     cand = np.empty(maxdeg + 1, np.int64)
-    fs = np.zeros(2)
-    st = np.zeros(_NST, np.int64)
-    st[_BATCH] = -1
     st[_FREE] = used if record and used < nxt.size else -1
     unused = (np.zeros((1, 1)), np.zeros((1, 1), np.int64), np.zeros(1, np.int64))
     if progress:

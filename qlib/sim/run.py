@@ -13,11 +13,12 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 from qlib._feedback import compile_notice
 from qlib.sim.general import _general_checked
 from qlib.sim.service import check_law
-from qlib.sim.kernel import EPOCH_MAX, _BATCH, _NST, _depth, _kernel
-from qlib.sim.result import SimulationResult, _FINE
+from qlib.sim.kernel import EPOCH_MAX, _NST, _depth, _kernel
+from qlib.sim.result import SimulationResult
 from qlib import _validate as V
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial,
-                             _record_grid, _result, _seed, _tracked, _transient)
+                             _bookkeeping, _record_grid, _result, _seed, _tracked,
+                             _transient)
 
 __all__ = ['simulate']
 
@@ -190,16 +191,8 @@ def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=N
     P = np.full(n, -1, np.int64)
     # the window is cut into nfine short slices; the batches of the standard
     # errors are groups of slices, sized from the measured correlation length
-    nfine = _FINE if batches is None else batches
-    integ = np.zeros((nfine + 1, K + 1))
-    last = np.zeros(K + 1)
-    rsum = np.zeros(nfine + 1)
-    rcnt = np.zeros(nfine + 1)
-    paths = np.zeros((nrec, K + 1))
+    nfine, integ, last, rsum, rcnt, paths, fs, st = _bookkeeping(batches, K, nrec, _NST)
     cand = np.empty(maxdeg + 1, np.int64)
-    fs = np.zeros(2)
-    st = np.zeros(_NST, np.int64)
-    st[_BATCH] = -1
     D = _depth(n)   # the pipeline's ring of drawn events
     bt, bk, bu = np.zeros(D), np.zeros(D, np.int64), np.zeros((D, maxdeg + 2))
     bs = np.zeros((D, max(ch - 1, 1)), np.int64)   # sampled neighbours' offsets

@@ -186,6 +186,22 @@ def _transient(result):
         response_time_ci=(nan, nan), se_reliable=False)
 
 
+def _bookkeeping(batches, K, nrec, nst):
+    """The arrays of a run's time bookkeeping, ``(nfine, integ, last, rsum,
+    rcnt, paths, fs, st)``: the window cut into ``nfine`` slices (``batches``
+    of them when forced; their groups are the batches of the standard
+    errors), level integrals and response sums per slice (a last row for
+    the burn-in), ``nrec`` recorded rows, ``K + 1`` levels, the clock pair
+    ``fs`` and a state vector of ``nst`` entries (before the first batch)."""
+    from qlib.sim._loop import _BATCH
+    from qlib.sim.result import _FINE
+    nfine = _FINE if batches is None else batches
+    st = np.zeros(nst, np.int64)
+    st[_BATCH] = -1
+    return (nfine, np.zeros((nfine + 1, K + 1)), np.zeros(K + 1), np.zeros(nfine + 1),
+            np.zeros(nfine + 1), np.zeros((nrec, K + 1)), np.zeros(2), st)
+
+
 def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
             burn_in, nrec, record_dt, wall, seed_out, lam, mu, warn=True, **extra):
     """The result of a finished run, of class ``cls``: time averages over the
