@@ -1,8 +1,10 @@
 """Exact event-driven JSQ on a (resampled) graph with general service times.
 
 The model is that of :mod:`qlib.sim` (same graph, placement,
-resampling, tie-breaking and occupancy bookkeeping; the lazy permutation and
-the PRNG are imported from there), except that a task's service time is
+resampling, tie-breaking and occupancy bookkeeping; the lazy permutation, the
+shortest-queue scan and the time bookkeeping are those of
+:mod:`qlib.sim._loop`, with the uniforms drawn when needed from one stream),
+except that a task's service time is
 drawn from a :class:`qlib.sim.service.ServiceLaw` of mean 1 when it *starts*
 service, and each server serves its queue in FIFO order.
 
@@ -56,12 +58,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from qlib.sim.kernel import EPOCH_MAX, _lookup
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim._loop import (EPOCH_MAX, _NB, _NJIT, _STARTED, _advance, _boundary,
+                            _join, _load, _new_epoch, _store, _touch)
+from qlib.sim.result import SimulationResult
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
-from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
+from qlib.sim.start import (_as_graph, _bookkeeping, _check_args, _grow, _initial,
+                            _record_grid, _result, _seed, _tracked)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # names for the annotations only
@@ -69,7 +72,8 @@ if TYPE_CHECKING:   # names for the annotations only
 
 __all__ = ["simulate_general", "GeneralSimulationResult"]
 
-_EPOCH, _KC, _NB, _EVENTS, _RES, _ARR, _DEP, _BATCH, _IREC, _STARTED, _FREE, _NRESP, _RH = range(13)
+# the state vector: the shared entries of qlib.sim._loop, then these
+_FREE, _NRESP, _RH = 10, 11, 12
 _NST = 13
 
 
@@ -82,8 +86,9 @@ _OFF = 3
 
 
 @numba.njit(cache=True, inline="always")
-def _push(H, size, t, s):
-    i = size
+def _sift_up(H, i, t, s):
+    """Put (t, s) at the hole at entry ``i``, moving it up past the parents
+    with later times."""
     while i > 0:
         p = (i - 1) >> 2
         tp = H[2 * (p + _OFF)]
@@ -94,6 +99,12 @@ def _push(H, size, t, s):
         i = p
     H[2 * (i + _OFF)] = t
     H[2 * (i + _OFF) + 1] = s
+
+
+@numba.njit(cache=True, inline="always")
+def _push(H, size, t, s):
+    """Add (t, s) to a heap of ``size`` entries; returns the new size."""
+    _sift_up(H, size, t, s)
     return size + 1
 
 
@@ -119,16 +130,7 @@ def _sift_root(H, size, t, s):
         H[2 * (i + _OFF)] = hm
         H[2 * (i + _OFF) + 1] = H[2 * (m + _OFF) + 1]
         i = m
-    while i > 0:
-        p = (i - 1) >> 2
-        tp = H[2 * (p + _OFF)]
-        if tp <= t:
-            break
-        H[2 * (i + _OFF)] = tp
-        H[2 * (i + _OFF) + 1] = H[2 * (p + _OFF) + 1]
-        i = p
-    H[2 * (i + _OFF)] = t
-    H[2 * (i + _OFF) + 1] = s
+    _sift_up(H, i, t, s)
 
 
 @numba.njit(cache=True, inline="always")
@@ -143,28 +145,38 @@ def _rpush(H, head, size, cap, t, s):
     return size + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar, s0, s1, s2, s3):
+    """Server ``s``, idle until ``t``, starts a task: draw its service, note
+    its completion time and schedule it (ring or heap of ``nb`` pairs).
+    Returns (new nb, stream state)."""
+    S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
+    C[s] = t + S
+    if fifo:
+        nb = _rpush(H, root, nb, rcap, t + S, s)
+    else:
+        nb = _push(H, nb, t + S, s)
+    return nb, s0, s1, s2, s3
+
+
 # ------------------------------------------------------------- kernel ----
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
              slice_end, rec_dt, nrec, X, C, H, Q, P, A, rs, integ, last,
              rsum, rcnt, paths, cand, fs, st, epoch_max, lcode, lpar, record,
-             head, tail, nxt, tarr, resp, fifo):
+             head, tail, nxt, tarr, resp, fifo, unused):
     """Advance to ``slice_end``.  Returns 0 there, 1 when a queue reached
     the top tracked level, 2 when the task pool is full, 3 when the
     response-time record is full (the caller grows the arrays and calls
     again; the state is entirely in the arrays).  With ``fifo`` (constant
     service times) ``H`` holds a ring buffer of ``nb`` pairs from pair
-    ``st[_RH]`` on, modulo ``n + 1``, instead of the heap."""
+    ``st[_RH]`` on, modulo ``n + 1``, instead of the heap.  ``unused``:
+    (1 x 1 float64, 1 x 1 int64, 1 int64) arrays for what the shortest-queue
+    scan takes and this kernel has not (uniforms drawn ahead, sampled
+    neighbours, local maps)."""
     K = Q.shape[0] - 1
-    epoch = st[_EPOCH]
-    kc = st[_KC]
+    epoch, kc, events, resamples, arrivals, departures, batch, irec = _load(st)
     nb = st[_NB]
-    events = st[_EVENTS]
-    resamples = st[_RES]
-    arrivals = st[_ARR]
-    departures = st[_DEP]
-    batch = st[_BATCH]
-    irec = st[_IREC]
     free = st[_FREE]
     nresp = st[_NRESP]
     # the earliest completion is the pair at index `root` of H: the heap's
@@ -181,58 +193,31 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     blen = (t_end - burn_in) / nbatch
     murate = 0.0 if mu_inf else mu
     prate = lamn + murate
+    bu, bs, lz = unused
     if st[_STARTED] == 0:
         # tasks present at time 0 start service then
         for s in range(n):
             if X[s] > 0:
-                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
-                C[s] = t + S
-                if fifo:
-                    nb = _rpush(H, root, nb, rcap, t + S, s)
-                else:
-                    nb = _push(H, nb, t + S, s)
+                nb, s0, s1, s2, s3 = _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar,
+                                            s0, s1, s2, s3)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         fs[1] = t - math.log(1.0 - u) / prate
         st[_STARTED] = 1
     tp = fs[1]
-    row = batch if batch >= 0 else nbatch
-    if batch < 0:
-        nextb = burn_in
-    elif batch < nbatch - 1:
-        nextb = burn_in + (batch + 1) * blen
-    else:
-        nextb = t_end
+    row, nextb = _boundary(batch, nbatch, burn_in, blen, t_end)
     code = 0
     while True:
         dep = nb > 0 and H[2 * root] <= tp
-        tnext = H[2 * root] if dep else tp
-        stop = tnext >= slice_end
-        tstop = slice_end if stop else tnext
-        while irec < nrec and irec * rec_dt <= tstop:
-            for i in range(K + 1):
-                paths[irec, i] = Q[i] / n
-            irec += 1
-        while batch < nbatch and nextb <= tstop:
-            for i in range(K + 1):
-                integ[row, i] += Q[i] * (nextb - last[i])
-                last[i] = nextb
-            batch += 1
-            row = batch
-            if batch < nbatch - 1:
-                nextb = burn_in + (batch + 1) * blen
-            else:
-                nextb = t_end
+        stop, t, irec, batch, row, nextb = _advance(
+            t, H[2 * root] if dep else tp, slice_end, K, n, Q, last, integ, paths, irec,
+            nrec, rec_dt, batch, row, nextb, nbatch, burn_in, blen, t_end)
         if stop:
-            if slice_end >= t_end:
-                t = t_end
             break
-        t = tnext
         events += 1
         if dep:
             s = np.int64(H[2 * root + 1])
             lv = X[s]
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
+            _touch(lv, t, row, integ, Q, last)
             Q[lv] -= 1
             X[s] = lv - 1
             if record:
@@ -274,57 +259,20 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if v >= n:
                 v = n - 1
             if mu_inf:
-                epoch += 1
                 kc = 0
                 resamples += 1
-                if epoch > epoch_max:
-                    P[:] = -1
-                    A[:] = -1
-                    epoch = 1
-            if epoch == 0:
-                s = v
-            else:
-                s, kc, s0, s1, s2, s3 = _lookup(v, epoch, P, A, kc, n,
-                                                s0, s1, s2, s3)
-            bx = X[s]
-            cand[0] = s
-            nt = 1
-            for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
-                w = np.int64(indices[p])
-                if epoch == 0:
-                    s = w
-                else:
-                    s, kc, s0, s1, s2, s3 = _lookup(w, epoch, P, A, kc, n,
-                                                    s0, s1, s2, s3)
-                x = X[s]
-                if x < bx:
-                    bx = x
-                    cand[0] = s
-                    nt = 1
-                elif x == bx:
-                    cand[nt] = s
-                    nt += 1
-            if nt == 1:
-                s = cand[0]
-            else:
-                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
-                k = np.int64(u * nt)
-                if k >= nt:
-                    k = nt - 1
-                s = cand[k]
+                epoch = _new_epoch(epoch, P, A, epoch_max)
+            s, bx, kc, s0, s1, s2, s3 = _join(v, 0, indptr, indices, X, cand, n, epoch,
+                                              kc, P, A, bu, 0, bs, False, False, False,
+                                              lz, lz, lz, lz, s0, s1, s2, s3)
             lv = bx + 1
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
+            _touch(lv, t, row, integ, Q, last)
             Q[lv] += 1
             X[s] = lv
             if bx == 0:
                 rsum[row] += 1.0
-                S, s0, s1, s2, s3 = draw(lcode, lpar, s0, s1, s2, s3)
-                C[s] = t + S
-                if fifo:
-                    nb = _rpush(H, root, nb, rcap, t + S, s)
-                else:
-                    nb = _push(H, nb, t + S, s)
+                nb, s0, s1, s2, s3 = _begin(s, t, C, H, nb, root, rcap, fifo, lcode, lpar,
+                                            s0, s1, s2, s3)
             else:
                 rsum[row] += C[s] - t + bx
             rcnt[row] += 1
@@ -344,13 +292,9 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
             if lv >= K:
                 code = 1
         else:
-            epoch += 1
             kc = 0
             resamples += 1
-            if epoch > epoch_max:
-                P[:] = -1
-                A[:] = -1
-                epoch = 1
+            epoch = _new_epoch(epoch, P, A, epoch_max)
         u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
         tp = t - math.log(1.0 - u) / prate
         if code:
@@ -361,15 +305,8 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
     rs[1] = s1
     rs[2] = s2
     rs[3] = s3
-    st[_EPOCH] = epoch
-    st[_KC] = kc
+    _store(st, epoch, kc, events, resamples, arrivals, departures, batch, irec)
     st[_NB] = nb
-    st[_EVENTS] = events
-    st[_RES] = resamples
-    st[_ARR] = arrivals
-    st[_DEP] = departures
-    st[_BATCH] = batch
-    st[_IREC] = irec
     st[_FREE] = free
     st[_NRESP] = nresp
     st[_RH] = root if fifo else 0
@@ -474,6 +411,21 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     the ring buffer (True) or the heap (False) instead of choosing the ring
     exactly when the law is deterministic.  The ring is exact only for
     constant service times."""
+    check_law(service)
+    graph = _as_graph(graph)
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
+    return _general_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                            levels=levels, record_dt=record_dt, initial=initial,
+                            progress=progress, batches=batches, service=service,
+                            record_response=record_response, warn=warn, _fifo=_fifo)
+
+
+def _general_checked(graph, lam, mu, *, t_end, burn_in, seed=None, levels=None,
+                     record_dt=None, initial=None, progress=False, batches=None, service,
+                     record_response=False, warn=True, _fifo=None):
+    """:func:`_simulate_general` on a graph and rates already checked (a
+    :class:`qlib.graphs.Graph`; ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them)."""
     from qlib.sim.service import exponential
     law = check_law(service)
     if law is None:
@@ -481,8 +433,6 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     if not isinstance(record_response, (bool, np.bool_)):
         raise TypeError("record_response must be a bool")
     record = bool(record_response)
-    graph = _as_graph(graph)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)
@@ -490,15 +440,8 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     rs = ss.generate_state(4, np.uint64)
     if not rs.any():
         rs[0] = np.uint64(1)
-    xmax = int(X.max())
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
-    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
-    else:
-        nrec, record_dt = 0, 1.0
+    K = _tracked(levels, int(X.max()))
+    nrec, record_dt = _record_grid(record_dt, t_end)
     mu_inf = bool(np.isinf(mu))
     # constant services finish in the order they start: a ring, not a heap
     fifo = law.code == DET if _fifo is None else bool(_fifo)
@@ -519,17 +462,10 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
     H = np.empty(2 * (n + _OFF + 1))
     P = np.full(n, -1, np.int64)
     A = np.full(n, -1, np.int64)
-    nfine = _FINE if batches is None else batches
-    integ = np.zeros((nfine + 1, K + 1))
-    last = np.zeros(K + 1)
-    rsum = np.zeros(nfine + 1)
-    rcnt = np.zeros(nfine + 1)
-    paths = np.zeros((nrec, K + 1))
+    nfine, integ, last, rsum, rcnt, paths, fs, st = _bookkeeping(batches, K, nrec, _NST)
     cand = np.empty(maxdeg + 1, np.int64)
-    fs = np.zeros(2)
-    st = np.zeros(_NST, np.int64)
-    st[_BATCH] = -1
     st[_FREE] = used if record and used < nxt.size else -1
+    unused = (np.zeros((1, 1)), np.zeros((1, 1), np.int64), np.zeros(1, np.int64))
     if progress:
         from tqdm.auto import tqdm
         nslices = 100
@@ -548,7 +484,7 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
                                 H, Q, P, A, rs, integ, last, rsum, rcnt,
                                 paths, cand, fs, st, EPOCH_MAX, law.code,
                                 law.params, record, head, tail, nxt, tarr, resp,
-                                fifo)
+                                fifo, unused)
                 if code == 0:
                     break
                 if code == 1:
@@ -571,21 +507,6 @@ def _simulate_general(graph, lam, mu=0.0, *, t_end, burn_in=0.0, seed=None,
 def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
             burn_in, nrec, record_dt, wall, seed_out, lam, mu, law, resp, warn=True):
     """Time averages, batch-means errors and the result (as in simulate)."""
-    blen = (t_end - burn_in) / nfine
-    occ_f = integ[:nfine] / (n * blen)
-    occ = occ_f.mean(axis=0)
-    nz = np.nonzero(occ > 0)[0]
-    top = int(nz[-1]) + 2 if nz.size else 2
-    if levels is not None:
-        top = max(top, int(levels) + 1)
-    top = min(top, K + 1)
-    occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
-                           warn=warn)
-    return GeneralSimulationResult(
-        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
-        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
-        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        service=law, response_times=resp, **fields)
+    return _result(GeneralSimulationResult, integ, rsum, rcnt, paths, X, st, nfine, n, K,
+                   levels, batches, t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu,
+                   warn, service=law, response_times=resp)

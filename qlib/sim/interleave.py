@@ -7,8 +7,9 @@ events of one replication with its own pipeline (the drawn-ahead ring of
 :mod:`qlib.sim.kernel`), so the cache lines that replication ``r``'s next
 events need are asked for while the other replications run.  Each
 replication has its own arrays (queues, lazy permutation, level integrals,
-xoshiro streams, ring) and the visit is the exponential kernel's body
-verbatim (``_chunk``), cut only where all state is in the arrays, as at the
+xoshiro streams, ring) and the visit (``_chunk``) is the exponential
+kernel's event loop (``qlib.sim._loop._events``, compiled with a budget of
+events per visit), cut only where all state is in the arrays, as at the
 slice ends of ``progress=True``.  So every replication's random stream and
 path, and every field of its result but ``wall_time``, are bit for bit what
 :func:`qlib.sim.simulate <qlib.sim.run.simulate>` returns for the same seed alone
@@ -21,7 +22,6 @@ replications together.
 from __future__ import annotations
 
 import inspect
-import math
 import time
 import numba
 import numpy as np
@@ -30,12 +30,11 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:   # names for the annotations only
     from qlib._types import GraphLike
 
-from qlib.sim.kernel import (EPOCH_MAX, _ARR, _BATCH, _DEP, _EC, _EPOCH, _EVENTS, _H0,
-                             _H1, _HP, _IREC, _KC, _NST, _RES, _depth, _exp1,
-                             _prefetch, _place, _place_local, _step)
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
-from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _grow, _initial, _seed
+from qlib.sim._loop import EPOCH_MAX, _BATCH, _EC, _NJIT, _NST, _events
+from qlib.sim.kernel import _depth
+from qlib.sim.result import SimulationResult, _FINE
+from qlib.sim.start import (_as_graph, _check_args, _grow, _initial, _record_grid, _result,
+                            _seed, _tracked)
 
 __all__ = ['simulate_interleaved']
 
@@ -43,298 +42,41 @@ __all__ = ['simulate_interleaved']
 # as ``initial``: which servers carry the load), as simulate does
 _SEEDED_START = len(inspect.signature(_initial).parameters) >= 3
 
-_LOW = np.int64(0xFFFFFFFF)
-_HI = np.int64(32)
 
-
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _chunk(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
            slice_end, rec_dt, nrec, X, Q, P, A, rs, integ, last, rsum,
            rcnt, paths, cand, fs, st, epoch_max, bt, bk, bu, K, ec_stop,
-           lslot, lval, lpos, lsrv):
-    """One visit of the interleaved loop to one replication: the body of
-    ``qlib.sim.kernel._kernel`` verbatim, except that the tracked top
-    level ``K`` is passed in (the level arrays of all replications share
-    one allocated width ``>= K + 1``), the scratch maps of mu = inf are
-    passed in, and the visit also stops, with code 2, at the top of the
-    loop once ``ec`` (events run from the ring) reaches ``ec_stop`` -- a
-    point where all state is in the arrays, as at a slice end, so where the
-    visits are cut changes no bit."""
-    D = bt.shape[0]
-    mask = D - 1
-    D1 = max((2 * D) // 3, 1)   # stream 2 draws this far ahead
-    D2 = D // 3                 # the servers' lines are asked for this far ahead
-    pf = D > 1
-    epoch = st[_EPOCH]
-    kc = st[_KC]
-    events = st[_EVENTS]
-    resamples = st[_RES]
-    arrivals = st[_ARR]
-    departures = st[_DEP]
-    batch = st[_BATCH]
-    irec = st[_IREC]
-    h0 = st[_H0]
-    h1 = st[_H1]
-    ec = st[_EC]
-    hp = st[_HP]
-    t = fs[0]
-    td = fs[1]
-    s0, s1, s2, s3 = rs[0], rs[1], rs[2], rs[3]
-    r0, r1, r2, r3 = rs[4], rs[5], rs[6], rs[7]
-    lamn = lam * n
-    inv_lam = 1.0 / lam
-    murate = 0.0 if mu_inf else mu
-    R = lamn + n + murate
-    inv_R = 1.0 / R
-    looks = mu > 0.0        # mu = 0: the identity placement, no draws
-    # mu = inf: each arrival sees a fresh permutation, so its Fisher–Yates
-    # steps and placed positions live in small local maps instead of A and P
-    # (the same servers from the same draws, without their memory traffic)
-    m = cand.shape[0]
-    local = mu_inf and m <= 16
-    # 0 < mu < inf, pipelined: the permutation is drawn at stage 2 (below)
-    early = looks and pf and not mu_inf
-    blen = (t_end - burn_in) / nbatch
-    # row of integ/rsum/rcnt that the current time belongs to; row nbatch
-    # collects the burn-in and is discarded
-    row = batch if batch >= 0 else nbatch
-    if batch < 0:
-        nextb = burn_in
-    elif batch < nbatch - 1:
-        nextb = burn_in + (batch + 1) * blen
-    else:
-        nextb = t_end
-    code = 0
-    while True:
-        if ec >= ec_stop:    # this visit's budget: back to the round robin
-            code = 2
-            break
-        # stage 0, event ec + D: stream 1; ask for its first lines
-        while h0 < ec + D:
-            sl = h0 & mask
-            e, s0, s1, s2, s3 = _exp1(s0, s1, s2, s3)
-            td += e * inv_R
-            bt[sl] = td
-            u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
-            x = u * R
-            if x < lamn:
-                # arrival at a uniform position v (x / lam is uniform on [0, n))
-                v = np.int64(x * inv_lam)
-                if v >= n:
-                    v = n - 1
-                bk[sl] = v
-                u, s0, s1, s2, s3 = _step(s0, s1, s2, s3)
-                bu[sl, 0] = u
-                if pf:
-                    _prefetch(indptr, v)
-                    if looks and not local:
-                        _prefetch(P, v)
-                    else:
-                        _prefetch(X, v)
-            elif x < lamn + n:
-                j = np.int64(x - lamn)
-                if j >= n:
-                    j = n - 1
-                bk[sl] = n + j           # departure candidate: server j
-                if pf:
-                    _prefetch(X, j)
-            else:
-                bk[sl] = -1              # resampling epoch
-            h0 += 1
-        # stage 1, event ec + D1: stream 2; the neighbours and the slots
-        while h1 < ec + D1:
-            sl = h1 & mask
-            v = bk[sl]
-            if 0 <= v < n:
-                lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
-                if pf:
-                    _prefetch(indices, lo)
-                if looks:
-                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
-                        u, r0, r1, r2, r3 = _step(r0, r1, r2, r3)
-                        bu[sl, k + 1] = u
-                        if pf:
-                            j = min(np.int64(u * n), n - 1)
-                            if not local:
-                                _prefetch(A, j)
-                            _prefetch(X, j)   # the server, unless slot j moved
-            h1 += 1
-        # stage 2, event ec + D2: the servers' lines.  ``early`` (0 < mu <
-        # inf, pipelined): place the positions of the arrival under its
-        # epoch's permutation here -- the lazy shuffle depends on the
-        # positions and the epochs only, never on the queues, so it can run
-        # in event order D2 events ahead, where its dependent misses (a
-        # used slot's fallback, a slot or position already drawn this
-        # epoch) overlap the events in between instead of stalling the one
-        # that needs the server -- keep the servers in bu[sl, 1:] and ask
-        # for their lines
-        if early:
-            while hp <= ec + D2:
-                sl = hp & mask
-                v = bk[sl]
-                if 0 <= v < n:
-                    lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
-                    for k in range(np.int64(indptr[v + 1]) - lo + 1):
-                        w = v if k == 0 else np.int64(indices[lo + k - 1])
-                        if epoch == 0:
-                            s = w
-                        else:
-                            s, kc = _place(w, bu[sl, k + 1], epoch, P, A, kc, n)
-                        bu[sl, k + 1] = s    # exact: s < 2**31
-                        _prefetch(X, s)
-                elif v < 0:
-                    # resampling epoch: a fresh uniform permutation, O(1)
-                    epoch += 1
-                    kc = 0
-                    if epoch > epoch_max:  # O(n) once per 2**31 epochs
-                        P[:] = -1
-                        A[:] = -1
-                        epoch = 1
-                hp += 1
-        elif D2 > 0 and not looks:
-            sl = (ec + D2) & mask
-            v = bk[sl]
-            if 0 <= v < n:
-                for p in range(np.int64(indptr[v]), np.int64(indptr[v + 1])):
-                    _prefetch(X, np.int64(indices[p]))
-        # run event ec
-        sl = ec & mask
-        tnext = bt[sl]
-        stop = tnext >= slice_end
-        tstop = slice_end if stop else tnext
-        while irec < nrec and irec * rec_dt <= tstop:
-            for i in range(K + 1):
-                paths[irec, i] = Q[i] / n
-            irec += 1
-        while batch < nbatch and nextb <= tstop:
-            for i in range(K + 1):
-                integ[row, i] += Q[i] * (nextb - last[i])
-                last[i] = nextb
-            batch += 1
-            row = batch
-            if batch < nbatch - 1:
-                nextb = burn_in + (batch + 1) * blen
-            else:
-                nextb = t_end
-        if stop:
-            if slice_end >= t_end:
-                t = t_end
-            break
-        t = tnext
-        ec += 1
-        v = bk[sl]
-        if v >= n:
-            # departure candidate: a real departure if the server is busy
-            s = v - n
-            lv = X[s]
-            if lv == 0:
-                continue
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
-            Q[lv] -= 1
-            X[s] = lv - 1
-            departures += 1
-        elif v >= 0:
-            if mu_inf:
-                epoch += 1
-                kc = 0
-                resamples += 1
-                if epoch > epoch_max:  # stamps would overflow: start afresh
-                    P[:] = -1
-                    A[:] = -1
-                    epoch = 1
-            lo = np.int64(indptr[v])   # 32- or 64-bit graph: one type
-            if early:        # placed at stage 2
-                s = np.int64(bu[sl, 1])
-            elif local:
-                s, kc = _place_local(v, bu[sl, 1], 0, n, lslot, lval, lpos, lsrv)
-            elif epoch == 0:
-                s = v
-            else:
-                s, kc = _place(v, bu[sl, 1], epoch, P, A, kc, n)
-            bx = X[s]
-            cand[0] = s
-            nt = 1
-            for p in range(lo, np.int64(indptr[v + 1])):
-                w = np.int64(indices[p])
-                if early:
-                    s = np.int64(bu[sl, p - lo + 2])
-                elif local:
-                    s, kc = _place_local(w, bu[sl, p - lo + 2], kc, n,
-                                         lslot, lval, lpos, lsrv)
-                elif epoch == 0:
-                    s = w
-                else:
-                    s, kc = _place(w, bu[sl, p - lo + 2], epoch, P, A, kc, n)
-                x = X[s]
-                if x < bx:
-                    bx = x
-                    cand[0] = s
-                    nt = 1
-                elif x == bx:
-                    cand[nt] = s
-                    nt += 1
-            if nt == 1:
-                s = cand[0]
-            else:
-                k = np.int64(bu[sl, 0] * nt)
-                if k >= nt:
-                    k = nt - 1
-                s = cand[k]
-            lv = bx + 1
-            integ[row, lv] += Q[lv] * (t - last[lv])
-            last[lv] = t
-            Q[lv] += 1
-            X[s] = lv
-            rsum[row] += lv
-            rcnt[row] += 1
-            arrivals += 1
-            if lv >= K:
-                code = 1
-        else:
-            # resampling epoch: a fresh uniform permutation, O(1) (begun at
-            # stage 2 when early)
-            resamples += 1
-            if not early:
-                epoch += 1
-                kc = 0
-                if epoch > epoch_max:  # O(n) once per 2**31 epochs
-                    P[:] = -1
-                    A[:] = -1
-                    epoch = 1
-        events += 1
-        if code:
-            break
-    fs[0] = t
-    fs[1] = td
-    rs[0], rs[1], rs[2], rs[3] = s0, s1, s2, s3
-    rs[4], rs[5], rs[6], rs[7] = r0, r1, r2, r3
-    st[_EPOCH] = epoch
-    st[_KC] = kc
-    st[_EVENTS] = events
-    st[_RES] = resamples
-    st[_ARR] = arrivals
-    st[_DEP] = departures
-    st[_BATCH] = batch
-    st[_IREC] = irec
-    st[_H0] = h0
-    st[_H1] = h1
-    st[_EC] = ec
-    st[_HP] = hp
-    return code
+           lslot, lval, lpos, lsrv, ch, bs):
+    """One visit of the interleaved loop to one replication: the event loop
+    of ``qlib.sim.kernel._kernel`` (``qlib.sim._loop._events``, whole
+    neighbourhoods), with the tracked top level ``K`` passed in (the level
+    arrays of all replications share one allocated width ``>= K + 1``) and
+    the scratch maps of mu = inf passed in (``ch = 0``, whole
+    neighbourhoods, comes as a value: compiled in as a constant it measured
+    up to 10 % slower; ``bs``: an unused 1 x 1 array);
+    the visit also stops, with code 2, at the top of the loop once ``ec``
+    (events run from the ring) reaches ``ec_stop`` -- a point where all
+    state is in the arrays, as at a slice end, so where the visits are cut
+    changes no bit."""
+    par = (n, lam, mu, mu_inf, t_end, burn_in, nbatch, slice_end, rec_dt, nrec, epoch_max)
+    return _events(indptr, indices, par, X, Q, P, A, rs, integ, last, rsum, rcnt, paths,
+                   cand, fs, st, bt, bk, bu, ch, bs, K, ec_stop, (lslot, lval, lpos, lsrv),
+                   True)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_NJIT)
 def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
           nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths, cand, fs, st, kr,
-          done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv):
+          done, epoch_max, bt, bk, bu, block, lslot, lval, lpos, lsrv, bs):
     """Round robin over the replications not yet ``done``: ``block`` events
     of each in turn (``_chunk``), until every one reaches ``t_end``.
 
     ``kr[r]`` is replication r's tracked top level (what ``K`` is alone);
     when r's queue reaches it, it doubles, and when it outgrows the shared
     width of the level arrays the loop returns 1 so that the caller widens
-    them (zeros, as alone) and calls again; 0 when all are done."""
+    them (zeros, as alone) and calls again; 0 when all are done.  ``bs``:
+    an unused 1 x 1 int64 array (no sampled neighbours)."""
     R = XA.shape[0]
     kal = Q.shape[1] - 1
     left = 0
@@ -350,7 +92,7 @@ def _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch, rec_dt,
                           XA[r, :, 0], rs[r], integ[r], last[r], rsum[r],
                           rcnt[r], paths[r], cand, fs[r], st[r], epoch_max,
                           bt[r], bk[r], bu[r], kr[r], st[r, _EC] + block,
-                          lslot, lval, lpos, lsrv)
+                          lslot, lval, lpos, lsrv, 0, bs)
             if code == 0:
                 done[r] = 1
                 left -= 1
@@ -399,6 +141,17 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
     """
     graph = _as_graph(graph)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, warn=warn)
+    return _interleaved_checked(graph, lam, mu, seeds=seeds, t_end=t_end, burn_in=burn_in,
+                                levels=levels, record_dt=record_dt, initial=initial,
+                                batches=batches, depth=depth, block=block, warn=warn)
+
+
+def _interleaved_checked(graph, lam, mu, *, seeds, t_end, burn_in, levels=None,
+                         record_dt=None, initial=None, batches=None, depth=None,
+                         block=None, warn=True):
+    """:func:`simulate_interleaved` on a graph and rates already checked (a
+    :class:`qlib.graphs.Graph`; ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them)."""
     batches = None if batches is None else int(batches)
     seeds = list(seeds)
     R = len(seeds)
@@ -420,14 +173,9 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
     start = ((lambda r: _initial(initial, n, sss[r])) if _SEEDED_START
              else (lambda r: _initial(initial, n)))
     X0 = start(0)
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
+    _tracked(levels, 0)   # levels checked before the record grid, as alone
     Ks = np.empty(R, np.int64)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
-    else:
-        nrec, record_dt = 0, 1.0
+    nrec, record_dt = _record_grid(record_dt, t_end)
     mu_inf = bool(np.isinf(mu))
     # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
     # for each width)
@@ -449,8 +197,7 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
     XA[:, :, 0] = -1
     for r in range(R):
         X = X0 if r == 0 else start(r)
-        xmax = int(X.max())
-        Ks[r] = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+        Ks[r] = _tracked(levels, int(X.max()))
         XA[r, :, 1] = X
     K = int(Ks.max())
     Q = np.zeros((R, K + 1), np.int64)
@@ -481,7 +228,7 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
     while _many(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nfine,
                 record_dt, nrec, XA, Q, P, rs, integ, last, rsum, rcnt, paths,
                 cand, fs, st, kr, done, EPOCH_MAX, bt, bk, bu, block,
-                lslot, lval, lpos, lsrv):
+                lslot, lval, lpos, lsrv, np.zeros((1, 1), np.int64)):
         K1 = int(kr.max()) + 1     # a run outgrew the shared level width
         Q = _grow(Q, K1)
         integ = _grow(integ, K1)
@@ -489,7 +236,6 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
         paths = _grow(paths, K1)
     wall = (time.perf_counter() - w0) / R
 
-    blen = (t_end - burn_in) / nfine
     out = []
     for r in range(R):
         Kr = int(kr[r])
@@ -497,23 +243,8 @@ def simulate_interleaved(graph: GraphLike, lam: float, mu: float = 0.0, *, seeds
         # that the reductions below are the same operations on the same data
         integ_r = np.ascontiguousarray(integ[r, :, :Kr + 1])
         paths_r = np.ascontiguousarray(paths[r, :, :Kr + 1])
-        occ_f = integ_r[:nfine] / (n * blen)
-        occ = occ_f.mean(axis=0)
-        nz = np.nonzero(occ > 0)[0]
-        top = int(nz[-1]) + 2 if nz.size else 2
-        if levels is not None:
-            top = max(top, int(levels) + 1)
-        top = min(top, Kr + 1)
-        occ, occ_f = occ[:top], occ_f[:, :top]
-        fields = _batch_fields(occ, occ_f, np.ascontiguousarray(rsum[r]),
-                               np.ascontiguousarray(rcnt[r]), nfine, blen, batches,
-                               t_end - burn_in, warn=warn)
-        s = st[r]
-        out.append(SimulationResult(
-            occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-            paths=paths_r[:, :top] if nrec else None, events=int(s[_EVENTS]),
-            resamples=int(s[_RES]), arrivals=int(s[_ARR]),
-            departures=int(s[_DEP]), final_queues=XA[r, :, 1].astype(np.int64),
-            wall_time=wall, seed=seed_out[r], n=n, lam=lam, mu=mu, t_end=t_end,
-            burn_in=burn_in, levels=Kr, **fields))
+        out.append(_result(SimulationResult, integ_r, np.ascontiguousarray(rsum[r]),
+                           np.ascontiguousarray(rcnt[r]), paths_r, XA[r, :, 1], st[r], nfine,
+                           n, Kr, levels, batches, t_end, burn_in, nrec, record_dt, wall,
+                           seed_out[r], lam, mu, warn))
     return out

@@ -1,6 +1,7 @@
 """replicate: independent replications of one model, in parallel threads, with Student-t intervals."""
 from __future__ import annotations
 
+import inspect
 import os
 import time
 import numpy as np
@@ -12,9 +13,8 @@ if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
     from qlib.graphs import Graph
 from qlib.sim.result import ReplicationResult
-from qlib.sim.service import check_law
 from qlib.sim.start import _as_graph, _check_args, _check_choices, _seed, _warn_unstable
-from qlib.sim.run import Seed, simulate
+from qlib.sim.run import Seed, _general, _simulate_checked, simulate
 
 __all__ = ['replicate']
 
@@ -89,13 +89,19 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     # validate once, in the caller's thread, so errors are raised here
     if "t_end" not in simulate_kwargs:
         raise TypeError("replicate() needs t_end= (passed on to simulate)")
-    _check_choices(simulate_kwargs.get("choices"))
-    if "service" in simulate_kwargs:
-        check_law(simulate_kwargs["service"])
-    _check_args(graph, lam, mu, simulate_kwargs["t_end"], simulate_kwargs.get("burn_in", 0.0),
-                simulate_kwargs.get("batches", None), simulate_kwargs.get("allow_unstable", False),
-                warn=False)
-    if float(lam) >= 1:
+    unknown = sorted(set(simulate_kwargs) - _SIMULATE_KEYWORDS)
+    if unknown:
+        raise TypeError(f"simulate() got an unexpected keyword argument {unknown[0]!r}")
+    kw = dict(simulate_kwargs)
+    ch = _check_choices(kw.pop("choices", None))
+    allow_unstable = kw.pop("allow_unstable", False)
+    general = _general(kw.get("service"), kw.get("record_response", False), ch,
+                       allow_unstable)
+    # the graph and the rates are checked here once; the runs take them as they are
+    lam, mu, kw["t_end"], kw["burn_in"] = _check_args(
+        graph, lam, mu, kw["t_end"], kw.get("burn_in", 0.0), kw.get("batches", None),
+        allow_unstable, warn=False)
+    if lam >= 1:
         _warn_unstable(lam, stacklevel=3)
     ss, seed_out = _seed(seed)
     children = ss.spawn(R)
@@ -104,7 +110,8 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     # the runs' own warnings (batch means, lam >= 1) are switched off by argument: a
     # warnings filter is process-global and not thread-safe
     def one(c):
-        return simulate(graph, lam, mu, seed=c, warn=False, **simulate_kwargs)
+        return _simulate_checked(graph, lam, mu, seed=c, warn=False, ch=ch, general=general,
+                                 **kw)
 
     bar = None
     if progress:
@@ -112,8 +119,7 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
         bar = tqdm(total=R, unit="run", desc="replicate")
     try:
         if interleave and _interleavable(simulate_kwargs):
-            results = _interleaved(graph, lam, mu, children, int(n_jobs), bar,
-                                   simulate_kwargs)
+            results = _interleaved(graph, lam, mu, children, int(n_jobs), bar, kw)
         elif n_jobs == 1:
             results = []
             for c in children:
@@ -134,6 +140,10 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     return ReplicationResult.from_runs(results, seed=seed_out,
                                        wall_time=time.perf_counter() - w0)
 
+
+# the keywords of simulate that replicate passes on
+_SIMULATE_KEYWORDS = set(inspect.signature(simulate).parameters) - {
+    "graph", "lam", "mu", "seed", "warn", "progress"}
 
 # the keywords of simulate that the interleaved loop takes (anything else,
 # a service law or record_response, runs the lone path)
@@ -156,8 +166,9 @@ def _group_size(n, per_job):
 def _interleaved(graph, lam, mu, children, n_jobs, bar, kw):
     """The replications in groups (``_group_size``), each group one
     interleaved loop, the groups spread over ``n_jobs`` threads; results in
-    the order of ``children``."""
-    from qlib.sim.interleave import simulate_interleaved
+    the order of ``children``; ``graph``, ``lam``, ``mu`` and ``kw``'s
+    ``t_end`` and ``burn_in`` already checked."""
+    from qlib.sim.interleave import _interleaved_checked
     kw = {k: v for k, v in kw.items() if k in _INTERLEAVED}
     R = len(children)
     G = _group_size(graph.n, -(-R // n_jobs))
@@ -165,7 +176,7 @@ def _interleaved(graph, lam, mu, children, n_jobs, bar, kw):
     results = [None] * R
 
     def run(idx):
-        return simulate_interleaved(graph, lam, mu, seeds=[children[i] for i in idx],
+        return _interleaved_checked(graph, lam, mu, seeds=[children[i] for i in idx],
                                     warn=False, **kw)
 
     if n_jobs == 1 or len(groups) == 1:

@@ -1,7 +1,6 @@
 """simulate: one exact event-driven run of JSQ on a (resampled) graph, dispatched to the exponential or the general-service kernel."""
 from __future__ import annotations
 
-import math
 import time
 import numpy as np
 
@@ -12,12 +11,14 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 from qlib._feedback import compile_notice
-from qlib.sim.general import simulate_general
+from qlib.sim.general import _general_checked
 from qlib.sim.service import check_law
-from qlib.sim.kernel import EPOCH_MAX, _ARR, _BATCH, _DEP, _EVENTS, _NST, _RES, _depth, _kernel
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.kernel import EPOCH_MAX, _NST, _depth, _kernel
+from qlib.sim.result import SimulationResult
 from qlib import _validate as V
-from qlib.sim.start import _as_graph, _check_args, _check_choices, _grow, _initial, _seed, _transient
+from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial,
+                             _bookkeeping, _record_grid, _result, _seed, _tracked,
+                             _transient)
 
 __all__ = ['simulate']
 
@@ -114,21 +115,51 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     """
     graph = _as_graph(graph)
     ch = _check_choices(choices)
-    if service is not None or record_response is not False:
-        if check_law(service) is not None or record_response is not False:
-            if ch:
-                raise ValueError("choices needs exponential services (service=None "
-                                 "or 'exp') and record_response=False")
-            if allow_unstable is not False:
-                raise ValueError("allow_unstable=True needs exponential services "
-                                 "(service=None or 'exp') and record_response=False")
-            return _transient(simulate_general(
-                graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
-                levels=levels, record_dt=record_dt, initial=initial,
-                progress=progress, batches=batches, service=service,
-                record_response=record_response, warn=warn))
+    general = _general(service, record_response, ch, allow_unstable)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
                                           batches, allow_unstable, warn)
+    return _simulate_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                             levels=levels, record_dt=record_dt, initial=initial,
+                             progress=progress, batches=batches, service=service,
+                             record_response=record_response, warn=warn, ch=ch,
+                             general=general)
+
+
+def _general(service, record_response, ch=0, allow_unstable=False):
+    """Whether a run with these ``service`` and ``record_response`` goes to
+    the general-service kernel (a service law, or measured response times);
+    refuses the options that only the exponential kernel has (``ch``, as
+    ``start._check_choices`` returns it, and ``allow_unstable``)."""
+    if service is None and record_response is False:
+        return False
+    if check_law(service) is None and record_response is False:
+        return False
+    if ch:
+        raise ValueError("choices needs exponential services (service=None "
+                         "or 'exp') and record_response=False")
+    if allow_unstable is not False:
+        raise ValueError("allow_unstable=True needs exponential services "
+                         "(service=None or 'exp') and record_response=False")
+    return True
+
+
+def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=None,
+                      record_dt=None, initial=None, progress=False, batches=None,
+                      service=None, record_response=False, warn=True, ch=0, general=None):
+    """:func:`simulate` on arguments already checked: ``graph`` a
+    :class:`qlib.graphs.Graph`, ``lam, mu, t_end, burn_in`` as
+    ``start._check_args`` returns them, ``ch`` as ``start._check_choices``
+    returns it (choices), ``general`` as ``_general`` returns it (None:
+    found here).  :func:`~qlib.sim.replications.replicate` checks once and
+    runs its replications through here."""
+    if general is None:
+        general = _general(service, record_response, ch)
+    if general:
+        return _transient(_general_checked(
+            graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+            levels=levels, record_dt=record_dt, initial=initial,
+            progress=progress, batches=batches, service=service,
+            record_response=record_response, warn=warn))
     batches = None if batches is None else int(batches)
     n = graph.n
     ss, seed_out = _seed(seed)
@@ -137,16 +168,10 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     for k in (0, 4):
         if not rs[k:k + 4].any():  # xoshiro's one forbidden state
             rs[k] = np.uint64(1)
-    xmax = int(X.max())
-    if levels is not None:
-        V.integer(levels, "levels", lo=1)
-    K = max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
-    if record_dt is not None:
-        record_dt = V.positive(record_dt, "record_dt")
-        nrec = int(math.floor(t_end / record_dt + 1e-9)) + 1
+    K = _tracked(levels, int(X.max()))
+    nrec, record_dt = _record_grid(record_dt, t_end)
+    if nrec:
         V.check_memory(8 * nrec * (K + 1), "record_dt", record_dt, what=f"the {nrec} recorded rows")
-    else:
-        nrec, record_dt = 0, 1.0
     mu_inf = bool(np.isinf(mu))
     # the graph's own arrays, 32- or 64-bit (no copy; the kernels compile
     # for each width)
@@ -166,19 +191,12 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     P = np.full(n, -1, np.int64)
     # the window is cut into nfine short slices; the batches of the standard
     # errors are groups of slices, sized from the measured correlation length
-    nfine = _FINE if batches is None else batches
-    integ = np.zeros((nfine + 1, K + 1))
-    last = np.zeros(K + 1)
-    rsum = np.zeros(nfine + 1)
-    rcnt = np.zeros(nfine + 1)
-    paths = np.zeros((nrec, K + 1))
+    nfine, integ, last, rsum, rcnt, paths, fs, st = _bookkeeping(batches, K, nrec, _NST)
     cand = np.empty(maxdeg + 1, np.int64)
-    fs = np.zeros(2)
-    st = np.zeros(_NST, np.int64)
-    st[_BATCH] = -1
     D = _depth(n)   # the pipeline's ring of drawn events
     bt, bk, bu = np.zeros(D), np.zeros(D, np.int64), np.zeros((D, maxdeg + 2))
     bs = np.zeros((D, max(ch - 1, 1)), np.int64)   # sampled neighbours' offsets
+    scratch = tuple(np.empty(maxdeg + 1, np.int64) for _ in range(4))   # mu = inf maps
 
     if progress:
         from tqdm.auto import tqdm
@@ -196,7 +214,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
                 code = _kernel(indptr, indices, n, lam, mu, mu_inf, t_end,
                                burn_in, nfine, slice_end, record_dt, nrec,
                                X, Q, P, A, rs, integ, last, rsum, rcnt,
-                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu, ch, bs)
+                               paths, cand, fs, st, EPOCH_MAX, bt, bk, bu, ch, bs, scratch)
                 if code == 0:
                     break
                 K = 2 * K  # a queue reached the top level: track more
@@ -212,21 +230,6 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     wall = time.perf_counter() - w0
     del P, A   # before the copy of the final queues: the peak stays 24 bytes per server
 
-    blen = (t_end - burn_in) / nfine
-    occ_f = integ[:nfine] / (n * blen)
-    occ = occ_f.mean(axis=0)
-    nz = np.nonzero(occ > 0)[0]
-    top = int(nz[-1]) + 2 if nz.size else 2
-    if levels is not None:
-        top = max(top, int(levels) + 1)
-    top = min(top, K + 1)
-    occ, occ_f = occ[:top], occ_f[:, :top]
-    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
-                          warn=warn)
-    return _transient(SimulationResult(
-        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
-        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
-        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
-        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        **fields))
+    return _transient(_result(SimulationResult, integ, rsum, rcnt, paths, X, st, nfine, n,
+                              K, levels, batches, t_end, burn_in, nrec, record_dt, wall,
+                              seed_out, lam, mu, warn))

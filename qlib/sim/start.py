@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 import numpy as np
 from qlib import _validate as V
@@ -117,13 +118,18 @@ def _check_args(graph, lam, mu, t_end, burn_in, batches, allow_unstable=False, w
                 per_server=_BYTES_PER_SERVER):
     """Check simulate's common arguments; return ``lam, mu, t_end, burn_in`` as floats.
 
+    ``graph`` is a :class:`qlib.graphs.Graph` or, for the fast path, an
+    :class:`~qlib.graphs.ImplicitGraph` (``_as_graph`` converts the caller's
+    graph once, before).
+
     ``lam >= 1`` is an unstable system: with ``burn_in = 0`` (a transient run)
     or ``allow_unstable=True`` it runs with a ``RuntimeWarning`` unless ``warn`` is
     False (the result's
     standard errors are then NaN, see ``_transient``); with ``burn_in >
     0`` and ``allow_unstable=False`` it is refused.
     """
-    graph = _as_graph(graph, implicit_ok=True)     # only its size is read here
+    if not isinstance(graph, (Graph, ImplicitGraph)):     # only its size is read here
+        raise TypeError(f"graph must be a qlib.graphs.Graph here, got {type(graph).__name__}")
     if not 1 <= graph.n < 2**31:
         raise ValueError(f"graph must have 1 <= n < 2**31 vertices, got {graph.n}")
     V.check_memory(V.memory_estimate(n=graph.n, per_item=per_server), "n", graph.n,
@@ -183,6 +189,68 @@ def _transient(result):
         result, occupancy_se=np.full_like(result.occupancy_se, nan),
         occupancy_ci=np.full_like(result.occupancy_ci, nan), mean_response_time_se=nan,
         response_time_ci=(nan, nan), se_reliable=False)
+
+
+def _bookkeeping(batches, K, nrec, nst):
+    """The arrays of a run's time bookkeeping, ``(nfine, integ, last, rsum,
+    rcnt, paths, fs, st)``: the window cut into ``nfine`` slices (``batches``
+    of them when forced; their groups are the batches of the standard
+    errors), level integrals and response sums per slice (a last row for
+    the burn-in), ``nrec`` recorded rows, ``K + 1`` levels, the clock pair
+    ``fs`` and a state vector of ``nst`` entries (before the first batch)."""
+    from qlib.sim._loop import _BATCH
+    from qlib.sim.result import _FINE
+    nfine = _FINE if batches is None else batches
+    st = np.zeros(nst, np.int64)
+    st[_BATCH] = -1
+    return (nfine, np.zeros((nfine + 1, K + 1)), np.zeros(K + 1), np.zeros(nfine + 1),
+            np.zeros(nfine + 1), np.zeros((nrec, K + 1)), np.zeros(2), st)
+
+
+def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end,
+            burn_in, nrec, record_dt, wall, seed_out, lam, mu, warn=True, **extra):
+    """The result of a finished run, of class ``cls``: time averages over the
+    levels reached (at least ``levels + 1`` of them), batch-means errors,
+    the counts of the state vector ``st``, the final queues ``X``;
+    ``extra``: fields of ``cls`` beyond those of ``SimulationResult``."""
+    from qlib.sim._loop import _ARR, _DEP, _EVENTS, _RES
+    from qlib.sim.result import _batch_fields
+    blen = (t_end - burn_in) / nfine
+    occ_f = integ[:nfine] / (n * blen)
+    occ = occ_f.mean(axis=0)
+    nz = np.nonzero(occ > 0)[0]
+    top = int(nz[-1]) + 2 if nz.size else 2
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
+    occ, occ_f = occ[:top], occ_f[:, :top]
+    fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, t_end - burn_in,
+                           warn=warn)
+    return cls(
+        occupancy=occ, times=(np.arange(nrec) * record_dt) if nrec else None,
+        paths=paths[:, :top] if nrec else None, events=int(st[_EVENTS]),
+        resamples=int(st[_RES]), arrivals=int(st[_ARR]),
+        departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
+        **extra, **fields)
+
+
+def _tracked(levels, xmax):
+    """The top level tracked at the start of a run whose longest queue holds
+    ``xmax`` tasks: ``levels`` (checked: an int >= 1) or 16, and at least
+    ``2 xmax`` and ``xmax + 1``."""
+    if levels is not None:
+        V.integer(levels, "levels", lo=1)
+    return max(int(levels) if levels is not None else 16, 2 * xmax, xmax + 1)
+
+
+def _record_grid(record_dt, t_end):
+    """(rows recorded on the grid ``0, record_dt, ... <= t_end``, ``record_dt``
+    checked as a float); (0, 1.0) when ``record_dt`` is None."""
+    if record_dt is None:
+        return 0, 1.0
+    record_dt = V.positive(record_dt, "record_dt")
+    return int(math.floor(t_end / record_dt + 1e-9)) + 1, record_dt
 
 
 def _grow(arr, K1, axis_len=None):
