@@ -63,9 +63,7 @@ table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
   the fast path on the implicit ring (one-neighbour, about 2 steps per
   server) and reads its peak resident set (VmHWM); the bytes per server
   are the growth over n.  The C++ builds' peak resident sets at the same n
-  are recorded too.  The fast path's state is one byte per server, or half
-  of one (two servers per byte) from ``n`` equal to the last-level cache's
-  size in bytes on (``qlib_new_state_bytes_per_server`` per point).
+  are recorded too.
 """
 import argparse
 import json
@@ -87,7 +85,7 @@ if str(HERE.parent) not in sys.path:
 import qlib  # noqa: E402
 from qlib import graphs as g  # noqa: E402
 from qlib.sim import simulate_uniformized  # noqa: E402
-from qlib.sim.uniformized import STATE_BYTES_PER_SERVER, _pack_from  # noqa: E402
+from qlib.sim.uniformized import STATE_BYTES_PER_SERVER  # noqa: E402
 
 LAM = 0.9
 NS = (10**3, 10**4, 10**5, 10**6, 10**7)
@@ -291,7 +289,6 @@ def main():
             "qlib_new_mean_queue": best["qlib_new"]["mean_queue"],
             "qlib_new_all_mean_queue": best["qlib_new_all"]["mean_queue"],
             "qlib_new_memory": qlib_memory(implicit, x0, 2, simulate_uniformized),
-            "qlib_new_state_bytes_per_server": 0.5 if n >= _pack_from() else 1.0,
             "load": os.getloadavg()}
         if a.new_only:
             res["points"].append({"n": n, "t_end": t_end, "events": best["qlib_new"]["events"],

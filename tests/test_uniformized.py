@@ -16,10 +16,7 @@ Checked against what it must reproduce, with margins fixed in advance:
   on the implicit complete graph at ``n = 10**4``: its fixed point
   ``Σ_i λ^(2^i - 1)`` within 4 standard errors plus ``10 / n`` (the
   finite-``n`` correction is of order ``1 / n``);
-* an implicit graph and its CSR form give the same run, bit for bit, and so
-  do the state packed two servers per byte (used where a byte per server
-  would not fit the last-level cache) and one byte per server, through
-  the widening past 15;
+* an implicit graph and its CSR form give the same run, bit for bit;
 * ``E q(1) = λ`` (rate balance of a single server), within 4 standard errors;
 * a queue past 255 widens the compact state instead of wrapping: tasks are
   conserved through the widening;
@@ -101,37 +98,6 @@ def test_implicit_graph_is_its_csr_form(implicit, csr, choices):
     assert np.array_equal(a.occupancy, b.occupancy)
     assert np.array_equal(a.final_queues, b.final_queues)
     assert implicit._csr is None               # the run never built the adjacency arrays
-
-
-@pytest.mark.parametrize("graph", [graphs.ring(301, implicit=True), graphs.torus(12, 15),
-                                   graphs.random_regular(200, 3, seed=1),
-                                   graphs.complete(40, implicit=True)],
-                         ids=["ring", "torus", "regular", "complete"])
-@pytest.mark.parametrize("choices", [None, 2, 3])
-def test_packed_state_is_the_byte_state(graph, choices, monkeypatch):
-    import qlib.sim.uniformized as U
-    kw = dict(t_end=300, burn_in=20, seed=11, choices=choices, warn=False)
-    runs = []
-    for pack_from in (0, 2**62):
-        monkeypatch.setattr(U, "_PACK_FROM", pack_from)
-        runs.append(simulate_uniformized(graph, 0.95, **kw))
-    a, b = runs
-    assert np.array_equal(a.occupancy, b.occupancy) and np.array_equal(a.final_queues, b.final_queues)
-    assert a.mean_queue_length_se == b.mean_queue_length_se and a.events == b.events
-
-
-def test_packed_state_widens_past_15_and_255(monkeypatch):
-    import qlib.sim.uniformized as U
-    x0 = np.full(11, 10)
-    runs = []
-    for pack_from in (0, 2**62):
-        monkeypatch.setattr(U, "_PACK_FROM", pack_from)
-        with pytest.warns(RuntimeWarning, match="unstable"):
-            runs.append(simulate_uniformized(graphs.ring(11, implicit=True), 5.0, t_end=100, seed=4,
-                                             choices=2, initial=x0))
-    a, b = runs
-    assert a.final_queues.max() > 255 and np.array_equal(a.final_queues, b.final_queues)
-    assert np.array_equal(a.occupancy, b.occupancy)
 
 
 def test_result_is_the_simulate_result():

@@ -1,4 +1,4 @@
-"""The fast path's compact pieces: counter-mode random words, neighbours computed from a position, and a state packed two servers per byte.
+"""The fast path's compact pieces: counter-mode random words and neighbours computed from a position.
 
 Used by :mod:`qlib.sim.uniformized`, whose module notes describe the method.
 """
@@ -17,7 +17,6 @@ _ZERO, _ONE, _TWO, _THREE, _FOUR = (np.uint64(0), np.uint64(1), np.uint64(2),
                                     np.uint64(3), np.uint64(4))
 _RING, _TORUS, _CSR, _COMPLETE = 0, 1, 2, 3
 _GOLD = np.uint64(0x9E3779B97F4A7C15)   # SplitMix64's increment: the sub-draws of a step
-_NIB = np.uint64(15)
 
 
 @numba.njit(cache=True, inline="always")
@@ -115,49 +114,10 @@ def _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo):
 
 
 @numba.njit(cache=True, inline="always")
-def _get(X, s, packed):
-    """Queue length of server ``s`` (``uint64``): byte ``s`` of ``X`` when
-    ``packed`` is None, else the nibble ``s & 1`` of byte ``s >> 1`` (low
-    nibble first).  ``packed`` is None or True, so that numba compiles the
-    two layouts apart and the loop never tests which one it runs."""
-    if packed is None:
-        return np.int64(X[s])
-    return np.int64((np.uint64(X[s >> _ONE]) >> ((s & _ONE) << _TWO)) & _NIB)
-
-
-@numba.njit(cache=True, inline="always")
-def _put(X, s, v, packed):
-    """Set the queue length of server ``s`` to ``v`` (see ``_get``)."""
-    if packed is None:
-        X[s] = v
-    else:
-        sh = (s & _ONE) << _TWO
-        X[s >> _ONE] = (np.uint64(X[s >> _ONE]) & ~(_NIB << sh)) | (np.uint64(v) << sh)
-
-
-@numba.njit(cache=True)
-def _pack(X):
-    """Queue lengths below 16 (``uint8``), two per byte (``_get``'s layout)."""
-    P = np.zeros((X.shape[0] + 1) // 2, np.uint8)
-    for s in range(X.shape[0]):
-        P[s >> 1] |= np.uint8(X[s] << (4 * (s & 1)))
-    return P
-
-
-@numba.njit(cache=True)
-def _unpack(P, X):
-    """Fill ``X`` with the queue lengths of its ``X.size`` servers from their
-    packed form ``P``; return ``X``."""
-    for s in range(X.shape[0]):
-        X[s] = (P[s >> 1] >> (4 * (s & 1))) & 15
-    return X
-
-
-@numba.njit(cache=True, inline="always")
-def _scan(X, w, bx, nt, cand, packed):
+def _scan(X, w, bx, nt, cand):
     """One candidate ``w`` of the shortest-queue scan: ``bx`` the shortest
     queue so far, ``cand[:nt]`` the servers holding it."""
-    xw = _get(X, w, packed)
+    xw = np.int64(X[w])
     if xw < bx:
         cand[0] = w
         return xw, 1

@@ -24,20 +24,16 @@ than the integral over the random holding times.
 
 Near the hardware:
 
-* the state is the queue lengths alone, ``uint8`` (1 byte per server), or
-  two per byte (4 bits each) where a byte per server would not fit the
-  last-level cache (``n`` above its size in bytes: the random look-ups
-  then stay in the cache longer); a queue that reaches the top of the
-  tracked levels stops the kernel, which then grows the levels and, past
-  15 (255, 65 535), widens the state to ``uint8`` (``uint16``,
-  ``uint32``): a queue length never wraps, and both layouts give the same
-  run bit for bit;
+* the state is the queue lengths alone, ``uint8`` (1 byte per server); a
+  queue that reaches the top of the tracked levels stops the kernel, which
+  then grows the levels and, past 255 (65 535), widens the state to
+  ``uint16`` (``uint32``): a queue length never wraps;
 * ring, 2-D torus and complete-graph neighbours are computed, not read (any
   other graph is read from its CSR arrays); on an
   :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
-  and the like) no adjacency arrays exist at all, and a run holds at most
-  one byte per server while it runs (five at its end, with the ``int32``
-  final queues);
+  and the like) no adjacency arrays exist at all, and a run holds one byte
+  per server while it runs (five at its end, with the ``int32`` final
+  queues);
 * every random number is a function of the step index (SplitMix64 in counter
   mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
   drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
@@ -58,7 +54,6 @@ Near the hardware:
 """
 from __future__ import annotations
 
-import os
 import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Union
@@ -67,8 +62,8 @@ import numba
 import numpy as np
 
 from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO, _ZERO, _FOUR,
-                               _THREE, _counts, _get, _is_ring, _is_torus, _mix, _mul128,
-                               _nbr, _pack, _put, _scan, _torus_nbr, _unpack)
+                               _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
+                               _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.graphs import ImplicitGraph
@@ -83,11 +78,8 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 __all__ = ["simulate_uniformized", "graph_kind", "STATE_BYTES_PER_SERVER"]
 
 #: Bytes per server of the fast path's state while it runs: one ``uint8``
-#: queue length (widened only when a queue passes 255); half of one where
-#: a byte per server would not fit the last-level cache (``_pack_from``).
+#: queue length (widened only when a queue passes 255).
 STATE_BYTES_PER_SERVER = 1
-#: Override of ``_pack_from`` (None: the last-level cache's size).
-_PACK_FROM = None
 #: Peak bytes per server of a run on an implicit graph: the state and the
 #: returned ``int32`` final queues.
 _PEAK_BYTES_PER_SERVER = 5
@@ -138,7 +130,7 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
+def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
          indptr, indices, cand, pick, buf):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
@@ -166,7 +158,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
     the run is the same bit for bit).
     """
     K = Q.shape[0] - 1
-    n = np.uint64(nsrv)
+    n = np.uint64(X.shape[0])
     nm1 = n - _ONE
     nfine = integ.shape[0] - 1
     nseg = bnd.shape[0]
@@ -183,7 +175,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
             r = _mix(kA + np.uint64(k + j) * gA)
             buf[(k + j) & mask] = r
             s, f = _mul128(r, n)
-            _prefetch(X, s if packed is None else s >> _ONE)
+            _prefetch(X, s)
     zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
     zf = kA + np.uint64(k + 1 + D) * gA         # the draw D steps ahead
     while g < nseg:
@@ -197,7 +189,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                 rf = _mix(zf)
                 zf += gA
                 sf, f = _mul128(rf, n)
-                _prefetch(X, sf if packed is None else sf >> _ONE)
+                _prefetch(X, sf)
                 r = buf[k & mask]
                 buf[k & mask] = rf
             else:
@@ -228,14 +220,14 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                     else:
                         w = s
                 w = w if a else s
-                xs = _get(X, s, packed)
-                xw = _get(X, w, packed)
+                xs = np.int64(X[s])
+                xw = np.int64(X[w])
                 pw = (xw < xs) | ((xw == xs) & ((r & _FOUR) != _ZERO))
                 tg = w if pw else s
                 xt = min(xs, xw)
                 d = 1 if a else -np.int64(xt > 0)
                 lv = xt + a
-                _put(X, tg, xt + d, packed)
+                X[tg] = xt + d
                 acc[lv] += d * (end - k)
                 dq[lv] += d
                 rs += a * lv
@@ -246,13 +238,13 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                 continue
             # the whole closed neighbourhood, or k - 1 distinct neighbours
             if not a:                           # potential departure
-                lv = _get(X, s, packed)
+                lv = np.int64(X[s])
                 if lv > 0:
                     acc[lv] -= end - k
                     dq[lv] -= 1
-                    _put(X, s, lv - 1, packed)
+                    X[s] = lv - 1
                 continue
-            bx = _get(X, s, packed)
+            bx = np.int64(X[s])
             cand[0] = s
             nt = 1
             lo = 0
@@ -270,7 +262,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
             if m == dg:                         # every neighbour, in order
                 for p in range(dg):
                     w = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
-                    bx, nt = _scan(X, w, bx, nt, cand, packed)
+                    bx, nt = _scan(X, w, bx, nt, cand)
             else:                               # m distinct uniform ones, by rejection
                 ub = _mix(kB + np.uint64(k) * gB)
                 j = 0
@@ -285,7 +277,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                             break
                     pick[p] = o
                     w = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
-                    bx, nt = _scan(X, w, bx, nt, cand, packed)
+                    bx, nt = _scan(X, w, bx, nt, cand)
             if nt == 1:
                 tc = cand[0]
             elif nt == 2:
@@ -294,7 +286,7 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                 t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(nt))
                 tc = cand[np.int64(t)]
             lv = bx + 1
-            _put(X, tc, lv, packed)
+            X[tc] = lv
             acc[lv] += end - k
             dq[lv] += 1
             rs += lv
@@ -318,22 +310,6 @@ def _run(X, nsrv, packed, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
     st[_SEG] = g
     st[_ARR] = arrivals
     return code
-
-
-def _pack_from():
-    """The number of servers from which the state is packed two per byte:
-    where one byte per server would not fit the last-level cache (its size
-    from ``os.sysconf``; 8 MiB where it is not known), or ``_PACK_FROM``."""
-    if _PACK_FROM is not None:
-        return _PACK_FROM
-    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
-        try:
-            size = os.sysconf(name)
-        except (ValueError, OSError):
-            size = 0
-        if size > 0:
-            return size
-    return 8 * 2**20
 
 
 def _keys(ss):
@@ -457,11 +433,8 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         dt = np.uint8 if xmax < 128 else (np.uint16 if xmax < 2**15 else np.uint32)
         X = X0.astype(dt)
         del X0
-    packed = n >= _pack_from() and xmax < 15      # two servers per byte
-    K = 15 if packed else min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
+    K = min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
     Q = _counts(X, K)
-    if packed:
-        X = _pack(X)
     acc = np.zeros(K + 1, np.int64)
     dq = np.zeros(K + 1, np.int64)
     integ = np.zeros((nfine + 1, K + 1))
@@ -484,14 +457,11 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
 
     w0 = time.perf_counter()
-    while _run(X, n, True if packed else None, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
+    while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
                np.uint64(cols), ch, indptr, indices, cand, pick, buf):
-        top = 15 if packed else int(np.iinfo(X.dtype).max)
+        top = int(np.iinfo(X.dtype).max)
         if K >= top:             # the next arrival could pass the state's width: widen
-            if packed:
-                X, packed = _unpack(X, np.empty(n, np.uint8)), False
-            else:
-                X = X.astype(_WIDER[X.dtype])
+            X = X.astype(_WIDER[X.dtype])
             top = int(np.iinfo(X.dtype).max)
         K2 = min(2 * K, top)
         Q = _grow(Q, K2 + 1)
@@ -514,7 +484,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     return _transient(SimulationResult(
         occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
         arrivals=arr, departures=dep,
-        final_queues=_unpack(X, np.empty(n, np.int32)) if packed else X.astype(np.int32),
+        final_queues=X.astype(np.int32),
         wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
         **fields))
