@@ -1,6 +1,6 @@
 """Closures of static graphs against exact chains: small graphs, and the two exact cases of the pair.
 
-A static graph small enough for the exact chain (:func:`qlib.exact.stationary`
+A static graph small enough for the exact chain (:func:`qlib.exact.stationary <qlib.exact.tiny.stationary>`
 at ``μ = 0``) tests the predictions built for large graphs: the fluid limit
 and the refined mean field for the graph's degree law and, on 2-regular
 graphs, the pair approximation and the window of three of the infinite ring
@@ -39,7 +39,7 @@ def exact_with_change(graphs: Mapping, cases: Sequence[tuple[str, float, int]]) 
     Parameters
     ----------
     graphs : Mapping
-        ``name -> graph`` (anything :func:`qlib.exact.stationary` takes).
+        ``name -> graph`` (anything :func:`qlib.exact.stationary <qlib.exact.tiny.stationary>` takes).
     cases : sequence of (name, λ, K)
         The graph, the load per server and the truncation ``K >= 3``.
 
@@ -81,7 +81,9 @@ def prediction_errors(exact_R: Mapping, graphs: Mapping, pair: Mapping[float, fl
     exact_R : Mapping
         ``(name, λ) -> (R, ...)`` as from :func:`exact_with_change`.
     graphs : Mapping
-        ``name -> graph`` (anything :meth:`DegreeDistribution.from_graph` takes, with ``.n``).
+        ``name -> graph`` (anything
+        :meth:`DegreeDistribution.from_graph <qlib.meanfield.degrees.DegreeDistribution.from_graph>`
+        takes, with ``.n``).
     pair, window : Mapping
         ``λ -> R`` of the pair approximation and of the window of three of the
         infinite ring; they predict 2-regular graphs only.

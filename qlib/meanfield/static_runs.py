@@ -1,7 +1,7 @@
 """Simulated static graphs against the predictions: runs, rows, tables, test families and figures.
 
 A *cell* is one graph at one load ``λ`` and resampling rate ``μ``, simulated
-with independent replications (:func:`qlib.replicate`, possibly from
+with independent replications (:func:`qlib.replicate <qlib.sim.replications.replicate>`, possibly from
 independent M/M/1 queues, :func:`mm1_start`).  Each simulated cell at
 ``μ = 0`` becomes a *row* (:func:`prediction_rows`): the simulated mean ``R``
 and its standard error beside the fluid limit, the refined mean field, the
@@ -56,7 +56,7 @@ def mm1_start(n: int, lam: float, seed: int = 7) -> np.ndarray:
     Returns
     -------
     ndarray of int
-        ``n`` queue lengths, a start for :func:`qlib.replicate` (``initial``).
+        ``n`` queue lengths, a start for :func:`qlib.replicate <qlib.sim.replications.replicate>` (``initial``).
 
     Raises
     ------
@@ -176,7 +176,7 @@ def family_against(rows: Sequence[Mapping], key: str, df: int) -> Any:
     Returns
     -------
     Family
-        As from :func:`qlib.stats.simultaneous`.
+        As from :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`.
 
     Raises
     ------
@@ -216,7 +216,7 @@ def midpoint_family(rows: Sequence[Mapping], near: str, far: str, df: int) -> An
     Returns
     -------
     Family
-        As from :func:`qlib.stats.simultaneous`; one-sided claims read
+        As from :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`; one-sided claims read
         ``reject`` and ``estimate > target``.
 
     Raises
@@ -349,7 +349,7 @@ def plot_resampling(ax: Any, sim: Mapping[float, tuple[float, float]], window: M
 def worst_cell_relative(family: Any, margin: Mapping) -> SimpleNamespace:
     """The worst cell of a relative burn-in family, restated relative to its mean.
 
-    :func:`~qlib.stats.burn_in_family` with ``relative=True`` tests each cell
+    :func:`~qlib.stats.burn_in.burn_in_family` with ``relative=True`` tests each cell
     with the margin ``margin · mean``; this divides the worst cell's achieved
     and resolvable differences by its mean, so that they read against the
     relative margin itself (for :meth:`~qlib.stats.verdict.Check.from_equivalence`,
@@ -358,7 +358,7 @@ def worst_cell_relative(family: Any, margin: Mapping) -> SimpleNamespace:
     Parameters
     ----------
     family : BurnInFamily
-        As from :func:`~qlib.stats.burn_in_family` (``.checks``, ``.worst``,
+        As from :func:`~qlib.stats.burn_in.burn_in_family` (``.checks``, ``.worst``,
         ``.passed``, ``len``).
     margin : Mapping
         The relative margins, one per cell.

@@ -3,7 +3,7 @@
 The model is that of :mod:`qlib.sim` (same graph, placement,
 resampling, tie-breaking and occupancy bookkeeping; the lazy permutation, the
 shortest-queue scan and the time bookkeeping are those of
-:mod:`qlib.sim._loop`, with the uniforms drawn when needed from one stream),
+``qlib.sim._loop``, with the uniforms drawn when needed from one stream),
 except that a task's service time is
 drawn from a :class:`qlib.sim.service.ServiceLaw` of mean 1 when it *starts*
 service, and each server serves its queue in FIFO order.

@@ -10,7 +10,7 @@ rate ``mu`` (``mu = 0``: static graph; ``mu = inf``: a fresh permutation
 before every arrival).  At time 0 server ``s`` sits at position ``s``.
 
 Implementation (all O(1) per event, memory 24 bytes per server; the loop
-and the pieces the kernels share are in :mod:`qlib.sim._loop`):
+and the pieces the kernels share are in ``qlib.sim._loop``):
 
 * the permutation of the current epoch is materialised lazily, one position
   at a time, only where an arrival looks: a sparse Fisher–Yates shuffle whose
