@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 import numpy as np
 
 __all__ = ["InvalidType", "real", "positive", "nonnegative", "probability", "integer", "flag",
-           "memory_estimate", "check_memory", "check_arrays", "MEMORY_LIMIT"]
+           "mapping", "memory_estimate", "check_memory", "check_arrays", "MEMORY_LIMIT"]
 
 #: Largest allocation (bytes) a front end makes without refusing: 4 GiB.
 MEMORY_LIMIT = 4 * 2**30
@@ -209,6 +210,13 @@ def servers_and_beta(n, beta):
     """The Halfin–Whitt pair: an int ``n >= 2`` and a real ``0 < beta < sqrt(n)``, returned as ``(int, float)``."""
     n = integer(n, "n", lo=2)
     return n, real(beta, "beta", lo=0, hi=math.sqrt(n), lo_open=True, hi_open=True)
+
+
+def mapping(x, name):
+    """A mapping parameter (``dict`` or any ``collections.abc.Mapping``); returns it."""
+    if not isinstance(x, Mapping):
+        raise InvalidType(f"{name} must be a mapping, got {type(x).__name__}")
+    return x
 
 
 def flag(x, name):

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from qlib import _validate as V
-from qlib.meanfield._args import mapping
+from qlib._validate import mapping
 from qlib import graphs as _graphs
 from qlib.exact.tiny import stationary
 from qlib.meanfield import fluid

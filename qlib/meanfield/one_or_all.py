@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from qlib.meanfield._args import mapping
+from qlib._validate import mapping
 from qlib.meanfield import choices, fluid
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.pair import pair_approximation

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from qlib import _validate as V
-from qlib.meanfield._args import mapping
+from qlib._validate import mapping
 from qlib.meanfield import fluid
 from qlib.meanfield.expansion import refined
 from qlib.stats.batch import iat
