@@ -362,3 +362,55 @@ def test_se_reliable_rule_is_the_window_against_max_20L_80tau():
     assert sb.batch_length >= sb.required_batch_length
     short = stats.slice_batches(ar1_paths(0.9, 4000, 1, 32).T, 4000.0, warn=False)
     assert not short.reliable and short.lag1 <= short.lag1_critical
+
+
+# ---------------------------------------------------------------- τ_up and the bias check
+
+def test_mm1_relaxation_time_is_twice_tau_int_at_high_load():
+    from qlib.stats import mm1_relaxation_time
+    rho = 0.9
+    assert mm1_relaxation_time(rho) == pytest.approx(1 / (1 - np.sqrt(rho)) ** 2)
+    assert mm1_relaxation_time(rho) / ((1 + rho) / (1 - rho) ** 2) == pytest.approx(2.0, rel=0.02)
+    with pytest.raises(ValueError, match="rho"):
+        mm1_relaxation_time(1.0)
+
+
+def test_tau_upper_takes_the_larger_of_model_and_ucl():
+    from qlib.stats import tau_upper, t_quantile
+    taus = np.array([10.0, 12.0, 11.0, 13.0, 9.0])
+    t = tau_upper(taus)
+    ucl = taus.mean() + float(t_quantile(0.95, 4)) * taus.std(ddof=1) / np.sqrt(5)
+    assert t.value == pytest.approx(ucl) and t.source == "replications" and t.r == 5
+    assert tau_upper(taus, model=5.0).value == pytest.approx(ucl)
+    assert tau_upper(taus, model=50.0).value == 50.0 and tau_upper(taus, model=50.0).source == "model"
+    assert tau_upper(model=3.0).value == 3.0 and float(tau_upper(model=3.0)) == 3.0
+    for bad in (dict(), dict(taus=[1.0]), dict(taus=[1.0, -1.0]), dict(model=0.0), dict(model=True)):
+        with pytest.raises(ValueError):
+            tau_upper(**bad)
+
+
+def test_tau_upper_covers_the_mean_tau():
+    # the UCL is an upper bound of E τ̂ about 95 % of the time
+    from qlib.stats import tau_upper
+    rng = np.random.default_rng(3)
+    cover = np.mean([tau_upper(rng.gamma(20.0, 0.5, size=8)).value >= 10.0 for _ in range(2000)])
+    assert 0.93 < cover < 0.97
+
+
+def test_bias_check_can_fail_and_takes_the_worst_cell():
+    from qlib.stats import bias_check, leftover_bias
+    ok = bias_check(0.01, 2000.0, 100.0, 0.02)
+    assert ok.passed and ok.kind == "bound" and ok.value == pytest.approx(float(leftover_bias(0.01, 2000.0, 100.0)))
+    bad = bias_check([0.01, 0.01], 400.0, [10.0, 400.0], 0.015)
+    assert not bad.passed and bad.value == pytest.approx(float(leftover_bias(0.01, 400.0, 400.0)))
+    with pytest.raises(ValueError, match="tolerance"):
+        bias_check(0.01, 10.0, 1.0, 0.0)
+
+
+def test_replications_for_equivalence_sizes_the_family():
+    from qlib.stats import replications_for_equivalence as rfe
+    assert rfe(1.0, 1.0, m=8, per="check") == rfe(1.0, 1.0)
+    assert rfe(1.0, 1.0, m=8) > rfe(1.0, 1.0)
+    assert rfe(1.0, 1.0, m=8) == rfe(1.0, 1.0, power=0.8 ** (1 / 8))
+    with pytest.raises(ValueError, match="per"):
+        rfe(1.0, 1.0, per="cell")

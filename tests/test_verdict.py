@@ -31,6 +31,11 @@ def test_bound_and_estimate():
         Check.bound("x", 1.0, 0.0)
     e = Check.estimate("leftover bias", 0.01, 0.002)
     assert e.passed and math.isnan(e.threshold)
+    # an estimate is not a passed test: neutral mark in its line and its table row
+    assert e.mark == "–" and e.line().startswith("– leftover bias") and "✓" not in e.line()
+    checks = Checks("chap", glue=False)
+    checks.add("audit", e)
+    assert checks.markdown().splitlines()[2].endswith("– |")
 
 
 def test_checks_collects_glues_and_fails():

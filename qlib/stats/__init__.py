@@ -22,7 +22,11 @@ One home for the conventions of the book:
   :func:`~qlib.stats.equivalence.equivalence`) declares ``|θ| < margin`` only when the data show it.
 * Burn-in is **tested, not guessed** (:func:`~qlib.stats.burn_in.burn_in_check`, with a
   ``margin`` as an equivalence test; :func:`~qlib.stats.burn_in.burn_in_family` for
-  every cell of a study).
+  every cell of a study). The halves become a bias bound
+  (:func:`~qlib.stats.burn_in.leftover_bias`) only with ``τ`` an *upper*
+  bound of the transient's slowest time constant
+  (:func:`~qlib.stats.burn_in.tau_upper`), and the bound is itself a check
+  that can fail (:func:`~qlib.stats.burn_in.bias_check`).
 * Rates are fitted on log-log axes with weights and a standard error
   (:func:`~qlib.stats.fits.loglog_slope`).
 
@@ -53,7 +57,8 @@ from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)
 from qlib.stats.burn_in import (BurnIn, BurnInFamily, burn_in_check, burn_in_family,  # noqa: F401
-                                leftover_bias)
+                                TauUpper, bias_check, leftover_bias, mm1_relaxation_time,
+                                tau_upper)
 from qlib.stats.verdict import Check, Checks, level_one_check  # noqa: F401
 
 __all__ = ["replication_ci", "ReplicationCI", "Interval", "IntervalArray", "iat", "batch_means", "BatchMeans",
@@ -62,4 +67,5 @@ __all__ = ["replication_ci", "ReplicationCI", "Interval", "IntervalArray", "iat"
            "lag1_threshold", "critical_value",
            "replications_needed", "equivalence", "Equivalence", "slice_batches", "SliceBatches",
            "Check", "Checks", "level_one_check", "leftover_bias", "sigma_upper",
-           "replications_for_equivalence"]
+           "replications_for_equivalence", "tau_upper", "TauUpper", "mm1_relaxation_time",
+           "bias_check"]

@@ -1,6 +1,7 @@
 """Burn-in tests: does the start still show in the measurement window?"""
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
-__all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily', 'leftover_bias']
+__all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily', 'leftover_bias',
+           'tau_upper', 'TauUpper', 'mm1_relaxation_time', 'bias_check']
 
 
 # ---------------------------------------------------------------- burn-in
@@ -387,3 +389,194 @@ def leftover_bias(diff: ArrayLike, window: float, tau: ArrayLike) -> float | np.
         raise ValueError("diff must be >= 0 (pass the absolute halves difference or margin)")
     e = np.exp(-float(window) / (2.0 * t))
     return _scalar(d * (1.0 + e) / (2.0 * (1.0 - e)))
+
+
+# ---------------------------------------------------------------- τ for the bias bound
+
+def mm1_relaxation_time(rho: float) -> float:
+    """Relaxation time ``1/(1 − √ρ)²`` of the M/M/1 queue at load ``ρ``.
+
+    The spectral gap of the M/M/1 generator is ``(1 − √ρ)²`` (unit service
+    rate), so a transient near equilibrium decays like ``e^{−t(1−√ρ)²}``.
+    It is about twice the queue length's integrated autocorrelation time
+    ``(1 + ρ)/(1 − ρ)²`` at high load (380 against 190 at ``ρ = 0.9``): the
+    stationary ``τ_int`` is not an upper bound of the transient's slowest
+    time constant.
+
+    Parameters
+    ----------
+    rho : float
+        Load, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(mm1_relaxation_time(0.9))
+    380
+    """
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not 0 < rho < 1:
+        raise ValueError(f"rho must be in (0, 1), got {rho!r}")
+    return float(1.0 / (1.0 - np.sqrt(float(rho))) ** 2)
+
+
+@dataclass(frozen=True)
+class TauUpper:
+    """Result of :func:`tau_upper`: an upper bound of the slowest time constant.
+
+    Attributes
+    ----------
+    value : float
+        ``τ_up = max(ucl, model)``: what the bias bound is fed.
+    ucl : float
+        One-sided upper confidence limit of the mean ``τ̂`` over the
+        replications (``nan`` without replications).
+    mean : float
+        Mean of the replications' ``τ̂`` (``nan`` without replications).
+    model : float
+        The model's (fluid, linearised) relaxation time (``nan`` if none).
+    r : int
+        Number of replications' ``τ̂`` (0 if none).
+    level : float
+        One-sided confidence level of ``ucl``.
+    """
+
+    value: float
+    ucl: float
+    mean: float
+    model: float
+    r: int
+    level: float
+
+    @property
+    def source(self) -> str:
+        """``"model"`` or ``"replications"``: which of the two sets ``value``."""
+        return "model" if np.isfinite(self.model) and self.model >= (
+            self.ucl if np.isfinite(self.ucl) else -np.inf) else "replications"
+
+    def __float__(self) -> float:
+        return self.value
+
+
+def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
+              level: float = 0.95) -> TauUpper:
+    """An upper bound ``τ_up`` of a transient's slowest time constant.
+
+    The halves-to-bias ratio of :func:`leftover_bias` needs ``τ`` to bound
+    the transient's slowest time constant *from above*; a single run's
+    ``τ̂``, a mean of ``τ̂``, or the stationary integrated autocorrelation
+    time (half the relaxation time of M/M/1 at high load,
+    :func:`mm1_relaxation_time`) can all fall below it. This takes the
+    larger of the model's relaxation time (``1/γ``, ``γ`` the spectral gap
+    of the fluid or linearised dynamics, where one exists) and the one-sided
+    Student-t upper confidence limit ``mean + t_{level, r−1} s/√r`` of the
+    replications' ``τ̂``.
+
+    Parameters
+    ----------
+    taus : array_like or None
+        One ``τ̂`` per independent replication (``>= 2`` values, finite and
+        ``> 0``); ``None`` when only the model's relaxation time is known.
+    model : float or None
+        The model's relaxation time (``> 0``), if one exists.
+    level : float, default 0.95
+        One-sided confidence level of the upper limit.
+
+    Returns
+    -------
+    TauUpper
+        ``.value`` is ``τ_up`` (``float(result)`` gives it too).
+
+    Raises
+    ------
+    ValueError
+        If neither ``taus`` nor ``model`` is given, ``taus`` has fewer than
+        two values or a value not finite and ``> 0``, or ``model`` is not
+        ``> 0``.
+
+    Examples
+    --------
+    >>> t = tau_upper([180.0, 200.0, 190.0, 185.0], model=mm1_relaxation_time(0.9))
+    >>> round(t.value), t.source, round(t.ucl, 1)
+    (380, 'model', 198.8)
+    >>> round(tau_upper([1.0, 1.2, 0.9]).value, 3)
+    1.291
+    """
+    level = _check_level(level)
+    if taus is None and model is None:
+        raise ValueError("tau_upper needs taus (one per replication), model, or both")
+    mod = math.nan
+    if model is not None:
+        if isinstance(model, bool) or not isinstance(model, numbers.Real) or not (
+                math.isfinite(model) and model > 0):
+            raise ValueError(f"model must be finite and > 0, got {model!r}")
+        mod = float(model)
+    ucl = mean = math.nan
+    r = 0
+    if taus is not None:
+        t = np.asarray(taus, dtype=float).ravel()
+        if t.size < 2:
+            raise ValueError(f"taus must hold at least 2 replications' values, got {t.size}")
+        if not np.all(np.isfinite(t)) or np.any(t <= 0):
+            raise ValueError("taus must be finite and > 0")
+        r = int(t.size)
+        mean = float(t.mean())
+        ucl = mean + float(t_quantile(level, r - 1)) * float(t.std(ddof=1)) / math.sqrt(r)
+    value = float(np.nanmax([ucl, mod]))
+    return TauUpper(value, ucl, mean, mod, r, level)
+
+
+def bias_check(halves_bound: ArrayLike, window: float, tau: float | TauUpper | ArrayLike,
+               tolerance: ArrayLike, *, claim: str = "leftover bias within its tolerance",
+               percent: bool = False, unit: str = ""):
+    """The burn-in bias bound as a check that can fail.
+
+    ``leftover_bias(D⁺, W, τ_up)`` bounds the bias the window mean keeps
+    from an exponential transient, given ``D⁺`` an upper bound of the halves
+    difference (the TOST bound of :func:`burn_in_check`, or its margin) and
+    ``τ_up`` an upper bound of the slowest time constant
+    (:func:`tau_upper`). Because ``D⁺`` is a confidence bound, so is the bias
+    bound (one-sided, at the level of the halves test). The check passes
+    when the bound is within ``tolerance``, which the chapter ties to the
+    claim (its margin, or the deviation its check can detect).
+
+    Parameters
+    ----------
+    halves_bound : float or array_like
+        ``D⁺ >= 0``, one per cell or one for all.
+    window : float
+        Length ``W`` of the measurement window, ``> 0``.
+    tau : float, TauUpper or array_like
+        ``τ_up``, one per cell or one for all.
+    tolerance : float or array_like
+        Largest bias the claim tolerates (``> 0``), one per cell or one for all.
+    claim, percent, unit
+        As for :class:`~qlib.stats.verdict.Check`.
+
+    Returns
+    -------
+    Check
+        Kind ``"bound"``: the worst cell's bias bound against its tolerance.
+
+    Examples
+    --------
+    >>> c = bias_check(0.01, window=2000.0, tau=tau_upper(model=380.0), tolerance=0.02)
+    >>> c.passed, round(c.value, 4)
+    (True, 0.0058)
+    >>> bias_check(0.01, window=380.0, tau=380.0, tolerance=0.01).passed   # W = τ: bias up to 2 D
+    False
+    """
+    from qlib.stats.verdict import Check
+    t = np.asarray(float(tau) if isinstance(tau, TauUpper) else tau, dtype=float)
+    tol = np.asarray(tolerance, dtype=float)
+    if np.any(~(tol > 0)):
+        raise ValueError(f"tolerance must be > 0, got {tolerance!r}")
+    b = np.atleast_1d(np.asarray(leftover_bias(halves_bound, window, t), dtype=float))
+    b, tol = np.broadcast_arrays(b, np.atleast_1d(tol))
+    i = int(np.argmax(b / tol))
+    tmax = float(np.max(t))
+    method = (f"leftover_bias of the halves bound, W/τ_up = {float(window) / tmax:.3g}; "
+              f"one-sided, at the halves test's level")
+    return Check.bound(claim, float(b[i]), float(tol[i]), method=method, percent=percent, unit=unit)

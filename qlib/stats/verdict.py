@@ -24,6 +24,8 @@ Four kinds of check, each worded for what it can show:
     truncation bound, a quadrature error).
 ``"estimate"``
     a number reported with its uncertainty and no pass/fail claim (an audit).
+    An estimate is not a passed test: its mark is the neutral ``–``, never
+    ``✓``, in its line and in the checks table.
 
 Examples
 --------
@@ -164,14 +166,25 @@ class Check:
     @classmethod
     def estimate(cls, claim: str, value: float, half_width: float = math.nan, *,
                  method: str = "", percent: bool = False, unit: str = "") -> "Check":
-        """A reported number with its half-width; always passes (an audit, not a test)."""
+        """A reported number with its half-width: an audit, not a test.
+
+        It never fails (``passed`` is true, so :meth:`Checks.add` does not
+        raise), but it is not shown as passed: its mark is the neutral ``–``.
+
+        Examples
+        --------
+        >>> print(Check.estimate("leftover bias", 0.01, 0.002).line())
+        – leftover bias: 0.01 ± 0.002
+        """
         return cls(claim, "estimate", float(value), math.nan, float(half_width), True,
                    method, percent, unit)
 
     # -- output ---------------------------------------------------------------
     @property
     def mark(self) -> str:
-        """``✓`` when passed, ``✗`` otherwise."""
+        """``✓`` when passed, ``✗`` otherwise; ``–`` (no verdict) for an estimate."""
+        if self.kind == "estimate":
+            return "–"
         return "✓" if self.passed else "✗"
 
     def finding(self) -> str:
