@@ -384,7 +384,9 @@ def test_tau_upper_takes_the_larger_of_model_and_ucl():
     assert tau_upper(taus, model=5.0).value == pytest.approx(ucl)
     assert tau_upper(taus, model=50.0).value == 50.0 and tau_upper(taus, model=50.0).source == "model"
     assert tau_upper(model=3.0).value == 3.0 and float(tau_upper(model=3.0)) == 3.0
-    for bad in (dict(), dict(taus=[1.0]), dict(taus=[1.0, -1.0]), dict(model=0.0), dict(model=True)):
+    assert tau_upper(taus, factor=2.0).value == pytest.approx(2 * ucl)
+    for bad in (dict(), dict(taus=[1.0]), dict(taus=[1.0, -1.0]), dict(model=0.0), dict(model=True),
+                dict(model=1.0, factor=0.5)):
         with pytest.raises(ValueError):
             tau_upper(**bad)
 

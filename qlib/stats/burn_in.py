@@ -432,7 +432,8 @@ class TauUpper:
         ``τ_up = max(ucl, model)``: what the bias bound is fed.
     ucl : float
         One-sided upper confidence limit of the mean ``τ̂`` over the
-        replications (``nan`` without replications).
+        replications, times the ``factor`` passed (``nan`` without
+        replications).
     mean : float
         Mean of the replications' ``τ̂`` (``nan`` without replications).
     model : float
@@ -461,7 +462,7 @@ class TauUpper:
 
 
 def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
-              level: float = 0.95) -> TauUpper:
+              level: float = 0.95, factor: float = 1.0) -> TauUpper:
     """An upper bound ``τ_up`` of a transient's slowest time constant.
 
     The halves-to-bias ratio of :func:`leftover_bias` needs ``τ`` to bound
@@ -472,7 +473,15 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
     larger of the model's relaxation time (``1/γ``, ``γ`` the spectral gap
     of the fluid or linearised dynamics, where one exists) and the one-sided
     Student-t upper confidence limit ``mean + t_{level, r−1} s/√r`` of the
-    replications' ``τ̂``.
+    replications' ``τ̂``, times ``factor``.
+
+    An *integrated* autocorrelation time (:func:`~qlib.stats.batch.iat`) is
+    never above the relaxation time of a reversible chain (its
+    autocorrelation is a mixture of exponentials no slower than the spectral
+    gap), and for M/M/1 it is below it by a factor between 1 and 2 at every
+    load (``(1 + √ρ)²/(1 + ρ)``). Pass ``factor=2`` when ``taus`` are
+    integrated autocorrelation times and the model's relaxation time is not
+    known to dominate: the M/M/1 ratio, taken as the allowance.
 
     Parameters
     ----------
@@ -483,6 +492,8 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
         The model's relaxation time (``> 0``), if one exists.
     level : float, default 0.95
         One-sided confidence level of the upper limit.
+    factor : float, default 1.0
+        Multiplier (``>= 1``) of the upper limit (see above).
 
     Returns
     -------
@@ -503,6 +514,8 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
     (380, 'model', 198.8)
     >>> round(tau_upper([1.0, 1.2, 0.9]).value, 3)
     1.291
+    >>> round(tau_upper([1.0, 1.2, 0.9], factor=2).value, 3)   # τ̂ integrated, no model
+    2.582
     """
     level = _check_level(level)
     if taus is None and model is None:
@@ -513,6 +526,9 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
                 math.isfinite(model) and model > 0):
             raise ValueError(f"model must be finite and > 0, got {model!r}")
         mod = float(model)
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not (
+            math.isfinite(factor) and factor >= 1):
+        raise ValueError(f"factor must be finite and >= 1, got {factor!r}")
     ucl = mean = math.nan
     r = 0
     if taus is not None:
@@ -523,7 +539,7 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
             raise ValueError("taus must be finite and > 0")
         r = int(t.size)
         mean = float(t.mean())
-        ucl = mean + float(t_quantile(level, r - 1)) * float(t.std(ddof=1)) / math.sqrt(r)
+        ucl = float(factor) * (mean + float(t_quantile(level, r - 1)) * float(t.std(ddof=1)) / math.sqrt(r))
     value = float(np.nanmax([ucl, mod]))
     return TauUpper(value, ucl, mean, mod, r, level)
 
