@@ -6,7 +6,8 @@ Each of the chapters of Parts I–III (as listed in ``_toc.yml``):
   ``model-to-copy``, at most 10 lines (counted as in
   ``tests/test_chapter_cells.py``: blank lines and the option block do not
   count), which imports nothing but public ``qlib`` (no private module, no
-  chapter helper module that is moving to the book's own support code), and
+  chapter helper module that is moving to the book's own support code) and,
+  for ``log`` and ``inf``, the standard library's ``math``, and
   which sits in the chapter's opening, before its second ``##`` section;
 * ends with a section ``## Exercises`` holding at least two exercises in
   sphinx-exercise's gated form (``exercise-start``/``exercise-end``), labelled
@@ -102,7 +103,7 @@ def test_model_to_copy(chapter):
                for m in (s.strip().split(" as ")[0] for s in part.split(","))]
     assert modules, f"{chapter}: the model cell imports nothing"
     for mod in modules:
-        assert mod == "qlib" or mod.startswith("qlib."), f"{chapter}: model cell imports {mod}"
+        assert mod in ("qlib", "math") or mod.startswith("qlib."), f"{chapter}: model cell imports {mod}"
         assert not any(part.startswith("_") for part in mod.split(".")), f"{chapter}: private {mod}"
     body = "\n".join(lines)
     for bad in NOT_PUBLIC:
