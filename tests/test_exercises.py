@@ -39,9 +39,11 @@ NOT_PUBLIC = ("qlib.meanfield.static_runs", "qlib.meanfield.one_or_all", "qlib.m
               "qlib.sim.audit", "qlib.sim.recorded")
 
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
-EX_START = re.compile(r"^````\{exercise-start\}[^\n]*\n(.*?)^````\s*$", re.S | re.M)
-SOL_START = re.compile(r"^````\{solution-start\}\s*(\S+)\s*\n(.*?)^````\s*$", re.S | re.M)
-SOLUTION = re.compile(r"^````\{solution-start\}\s*(\S+)[^\n]*\n(.*?)^````\{solution-end\}", re.S | re.M)
+FENCE = r"(?:`{3,}|:{3,})"          # the gated directives, in backtick or colon fences
+EX_START = re.compile(rf"^{FENCE}\{{exercise-start\}}[^\n]*\n(.*?)^{FENCE}\s*$", re.S | re.M)
+EX_END = re.compile(rf"^{FENCE}\{{exercise-end\}}", re.M)
+SOL_START = re.compile(rf"^{FENCE}\{{solution-start\}}\s*(\S+)\s*\n(.*?)^{FENCE}\s*$", re.S | re.M)
+SOLUTION = re.compile(rf"^{FENCE}\{{solution-start\}}\s*(\S+)[^\n]*\n(.*?)^{FENCE}\{{solution-end\}}", re.S | re.M)
 IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
 GLUE_KEY = re.compile(r"glue\(\s*f?[\"']([^\"']*)[\"']")
 
@@ -82,6 +84,15 @@ def test_parts_hold_the_eighteen_science_chapters():
 
 def test_no_hide_solutions():
     assert "hide_solutions" not in (ROOT / "_config.yml").read_text()
+
+
+def test_gated_form_is_parsed():
+    src = ("````{exercise-start}\n:label: x-ex-1\n````\nText.\n````{exercise-end}\n````\n\n"
+           "````{solution-start} x-ex-1\n:class: dropdown\n````\nWhy.\n\n**What it teaches:** this.\n"
+           "````{solution-end}\n````\n")
+    assert [re.search(r":label:\s*(\S+)", b).group(1) for b in EX_START.findall(src)] == ["x-ex-1"]
+    assert len(EX_END.findall(src)) == 1 and SOL_START.findall(src) == [("x-ex-1", ":class: dropdown\n")]
+    assert [lab for lab, _ in SOLUTION.findall(src)] == ["x-ex-1"]
 
 
 def test_counting_rules():
@@ -125,7 +136,7 @@ def test_exercises(chapter):
     assert len(labels) >= MIN_EXERCISES, f"{chapter}: {len(labels)} exercises"
     assert len(set(labels)) == len(labels), f"{chapter}: repeated exercise labels {labels}"
     assert all(re.fullmatch(rf"{re.escape(name)}-ex-\d+", lab) for lab in labels), labels
-    assert src.count("````{exercise-end}") == len(labels), f"{chapter}: exercise-start/-end unpaired"
+    assert len(EX_END.findall(src)) == len(labels), f"{chapter}: exercise-start/-end unpaired"
     starts = SOL_START.findall(src)
     assert sorted(lab for lab, _ in starts) == sorted(labels), \
         f"{chapter}: solutions {[lab for lab, _ in starts]} for exercises {labels}"
