@@ -16,6 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from checking_share import share  # noqa: E402
+from test_exercises import CELL, is_model_cell  # noqa: E402
 
 toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
 CONTENT = [c["file"] for p in toc["parts"] if p["caption"].startswith("Part")
@@ -31,8 +32,7 @@ def argument(text):
     """The chapter without its reader's parts: the model to copy (from its heading to the
     end of its cell) and the closing exercises (tests/test_exercises.py checks both)."""
     text = re.split(r"^## Exercises\s*$", text, flags=re.M)[0]
-    cell = re.search(r"^```\{code-cell\}[^\n]*\n(?::[^\n]*\n|---\n(?:[^\n]*\n)*?---\n)*?"
-                     r"(?:[^\n]*model-to-copy[^\n]*\n)(?:.*?\n)??```[ \t]*$", text, re.M | re.S)
+    cell = next((m for m in CELL.finditer(text) if is_model_cell(m.group(1))), None)
     if cell is None:
         return text
     head = text.rfind("\n## A model to copy", 0, cell.start())

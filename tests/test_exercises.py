@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_chapter_cells import code_lines  # the same counting rules
 
 ROOT = Path(__file__).resolve().parents[1]
 toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -46,16 +47,6 @@ SOL_START = re.compile(rf"^{FENCE}\{{solution-start\}}\s*(\S+)\s*\n(.*?)^{FENCE}
 SOLUTION = re.compile(rf"^{FENCE}\{{solution-start\}}\s*(\S+)[^\n]*\n(.*?)^{FENCE}\{{solution-end\}}", re.S | re.M)
 IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
 GLUE_KEY = re.compile(r"glue\(\s*f?[\"']([^\"']*)[\"']")
-
-
-def code_lines(cell: str) -> list[str]:
-    """The counted lines of one cell's source (option block removed), as in test_chapter_cells."""
-    lines = cell.splitlines()
-    if lines and lines[0].strip() == "---":
-        end = next((i for i, l in enumerate(lines[1:], 1) if l.strip() == "---"), 0)
-        lines = lines[end + 1:]
-    lines = [l for l in lines if not l.startswith(":") or l.startswith("::")]
-    return [l for l in lines if l.strip()]
 
 
 def options(cell: str) -> str:
