@@ -23,7 +23,8 @@ M/M/1 queue at ``λ = 0.9``. The coverage's binomial half-width is
 ``1.96 √(c(1 − c)/runs)``.
 
 Run: ``nice .venv/bin/python benchmarks/bench_se_coverage.py [runs [cells out.json]]``,
-or ``... bench_se_coverage.py --smoke OUT.json`` (a few short runs of two cells, seconds)
+or ``... bench_se_coverage.py --smoke`` (a few short runs of two small cells, seconds,
+written under ``$BENCH_SMOKE_OUT``)
 (default 300 runs; the slow cells use half as many; about ten minutes on one
 quiet core); writes ``benchmarks/se_coverage_results.json``. To split the work,
 run subsets of cells (``cells``: comma-separated indices into ``CELLS``) into
@@ -176,16 +177,16 @@ def merge(paths):
     return out
 
 
-SMOKE_CELLS = [("K5, lam=0.9, t_end=300", 5, 0.9, 300.0, 50.0, 1.0),
+SMOKE_CELLS = [("K3, lam=0.9, t_end=300", 3, 0.9, 300.0, 50.0, 1.0),
                ("M/M/1, lam=0.9, t_end=3000", 1, 0.9, 3000.0, 100.0, 1.0)]
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--smoke":
-        if len(sys.argv) < 3:
-            sys.exit("--smoke needs an output path (never the stored JSON)")
+    if len(sys.argv) > 1 and sys.argv[1] == "--smoke":   # writes under $BENCH_SMOKE_OUT only
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import _smoke
         CELLS[:] = SMOKE_CELLS
-        main(4, None, sys.argv[2])
+        main(4, None, _smoke.out(Path(__file__).with_name("se_coverage_results.json")))
     elif len(sys.argv) > 1 and sys.argv[1] == "merge":
         merge(sys.argv[2:])
     else:

@@ -379,12 +379,16 @@ def main(runs=1000, only=None, out_path=None, smoke=False, block=50):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a few short runs per point (seconds); needs --out")
+    ap.add_argument("--smoke", action="store_true",
+                    help="four short runs per point (seconds), written under $BENCH_SMOKE_OUT")
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--points", default=None, help="comma-separated indices into POINTS")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    if a.smoke and not a.out:
-        ap.error("--smoke writes to --out only (never over the stored JSON)")
+    if a.smoke:
+        import sys
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import _smoke
+        a.out = _smoke.out(Path(__file__).with_name("se_reliable_eval.json"))
     main(2 if a.smoke else a.runs, None if a.points is None else {int(i) for i in a.points.split(",")},
          a.out, a.smoke)
