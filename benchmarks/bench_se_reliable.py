@@ -31,7 +31,11 @@ only the batch-means step is the library's.
 
 Run: ``nice .venv/bin/python benchmarks/bench_se_reliable.py [--smoke] [--runs N] [--points i,j] [--out PATH]``
 (default: 1000 runs per point, 100 at ``λ = 0.99``, in rounds until done); writes
-``benchmarks/se_reliable_eval.json`` after every block of runs.
+``benchmarks/se_reliable_eval.json`` after every block of runs. To spread the
+points over processes, run each with ``--points i --out PART.json`` and join
+the parts with ``... bench_se_reliable.py merge PART.json ...``; a process
+stopped early leaves the runs it finished (each point records ``runs`` and
+``target_runs``).
 """
 from __future__ import annotations
 
@@ -377,7 +381,25 @@ def main(runs=1000, only=None, out_path=None, smoke=False, block=50):
     return out
 
 
+def merge(paths, out_path=None):
+    """Join partial files (``--points`` runs with ``--out``) into ``se_reliable_eval.json``, in the order of ``POINTS``."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    pts = {}
+    for p in parts:
+        pts.update(p["points"])
+    out = {k: v for k, v in parts[0].items() if k not in ("points", "seconds")}
+    out["points"] = {name: pts[name] for name, *_ in POINTS if name in pts}
+    out["seconds"] = sum(p.get("seconds", 0.0) for p in parts)
+    path = Path(out_path) if out_path else Path(__file__).with_name("se_reliable_eval.json")
+    path.write_text(json.dumps(out, indent=1))
+    return out
+
+
 if __name__ == "__main__":
+    import sys
+    if len(sys.argv) > 1 and sys.argv[1] == "merge":
+        merge(sys.argv[2:])
+        sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true",
                     help="four short runs per point (seconds), written under $BENCH_SMOKE_OUT")
