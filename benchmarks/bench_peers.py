@@ -56,7 +56,15 @@ from scipy.stats import t as student_t  # noqa: E402
 import qlib  # noqa: E402
 from qlib import graphs, halfin_whitt, stats  # noqa: E402
 from qlib.meanfield import fluid
-from benchmarks.peers import ciw_jsq, heapq_jsq, simpy_jsq  # noqa: E402
+from benchmarks.peers import heapq_jsq  # noqa: E402
+try:   # the peers themselves (benchmarks/requirements.txt); run() needs them, --smoke skips them
+    from benchmarks.peers import ciw_jsq  # noqa: E402
+except ImportError:
+    ciw_jsq = None
+try:
+    from benchmarks.peers import simpy_jsq  # noqa: E402
+except ImportError:
+    simpy_jsq = None
 
 LAM = 0.9       # model (a): arrival rate per server
 BETA = 1.0      # model (b): Halfin-Whitt parameter
@@ -553,12 +561,11 @@ def run_complete(path=ROOT / "benchmarks" / "results.json", log=print):
 
 def smoke(log=print):
     """Every engine once on tiny cases (the peers that are installed): the code paths, not the numbers."""
-    import importlib.util
     qlib_ring(20, LAM, 1.0, t_end=20.0)
     qlib_complete(20, BETA, t_end=20.0)
     qlib_tasks_complete(20, BETA, t_end=20.0)
     for engine in PEERS:
-        if engine != "heapq" and importlib.util.find_spec(engine) is None:
+        if PEERS[engine] is None:
             log(f"{engine} not installed: skipped")
             continue
         for model in ("ring", "complete"):

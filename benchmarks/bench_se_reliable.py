@@ -126,6 +126,8 @@ def _jsq_kn(n, lam, start, burn, T, nfine, L, seed):
             while s < nfine and tn >= (s + 1) * dt:
                 seg = (s + 1) * dt - t
                 for i in range(L):
+                    if Q[i] == 0:              # Q is nonincreasing: the levels above are empty
+                        break
                     occ[s, i] += Q[i] * seg
                 m1 += N * seg
                 m2 += N * N * seg
@@ -135,6 +137,8 @@ def _jsq_kn(n, lam, start, burn, T, nfine, L, seed):
                 break
             seg = tn - t
             for i in range(L):
+                if Q[i] == 0:
+                    break
                 occ[s, i] += Q[i] * seg
             m1 += N * seg
             m2 += N * N * seg
@@ -198,7 +202,8 @@ def exact_point(n, lam, smoke=False):
                 R_source="qlib.halfin_whitt.stationary_jsq (stored in se_coverage_results.json)",
                 start=(f"the stationary law of the occupancy chain capped at {Lc} tasks per server "
                        f"(R there {R_trunc:.6g}), then a burn-in of {c['burn_in']:g}"))
-    return R, float("nan"), start_k, 12, c["w0"] * (0.02 if smoke else 1.0), c["burn_in"], info
+    # level cap of the simulation: far above any level a run reaches (a run that reached it would raise)
+    return R, float("nan"), start_k, 64, c["w0"] * (0.02 if smoke else 1.0), c["burn_in"], info
 
 
 def jsq_chain(n, lam, levels):
