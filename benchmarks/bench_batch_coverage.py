@@ -27,7 +27,7 @@ Coverage is per quantity (averaged over the columns, or over q(1..5)); its
 s.e. is the binomial one over runs (an under-statement for correlated
 columns).
 
-Run: ``.venv/bin/python benchmarks/bench_batch_coverage.py [runs]`` (default
+Run: ``.venv/bin/python benchmarks/bench_batch_coverage.py [runs | --smoke]`` (default
 400 runs per setting; about 10 minutes on one core); prints a table and
 writes ``benchmarks/batch_coverage_results.json``.
 """
@@ -43,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_stats import ar1_paths, mm1_path  # noqa: E402
 
 from qlib import graphs, simulate, stats  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _smoke  # noqa: E402
 from qlib.stats.batch import _lag1  # noqa: E402
 
 
@@ -99,6 +101,11 @@ def simulate_setting(lam, t_end, burn_in, runs):
 def main(runs=400):
     t0 = time.perf_counter()
     res = {}
+    if _smoke.SMOKE:       # a few short runs through the same code
+        res["AR(1) phi=0.9, N=4000"] = batch_means_setting(ar1_paths(0.9, 4000, runs, 11), 0.0)
+        res["simulate, empty graph, lam=0.5, window 1900"] = simulate_setting(0.5, 2000.0, 100.0, runs)
+        _smoke.out(Path(__file__).with_name("batch_coverage_results.json")).write_text(json.dumps(res))
+        return res
     res["AR(1) phi=0.9, N=4000"] = batch_means_setting(ar1_paths(0.9, 4000, runs, 11), 0.0)
     res["AR(1) phi=0.9, N=20000"] = batch_means_setting(ar1_paths(0.9, 20_000, runs, 14), 0.0)
     res["AR(1) phi=0.99, N=40000"] = batch_means_setting(ar1_paths(0.99, 40_000, runs, 12), 0.0)
@@ -123,4 +130,5 @@ def main(runs=400):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+    a = _smoke.argv()
+    main(3 if _smoke.SMOKE else int(a[0]) if a else 400)

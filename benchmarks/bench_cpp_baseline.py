@@ -1,8 +1,9 @@
 """qlib against a hand-written C++ simulator of the one-neighbour policy, in one run.
 
-Run: ``python benchmarks/bench_cpp_baseline.py [--quick] [--max-n N]``.
-Writes ``benchmarks/cpp_baseline.json`` (not with ``--quick``) and prints a
-table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
+Run: ``python benchmarks/bench_cpp_baseline.py [--quick | --smoke] [--max-n N]``.
+Writes ``benchmarks/cpp_baseline.json`` (not with ``--quick`` or ``--smoke``;
+``--smoke``: n = 1000, few events, one round, no peak-RSS processes) and
+prints a table.  Builds ``benchmarks/cpp/one_neighbour.cpp`` with
 ``g++ -O3 -march=native`` into a temporary folder (never by ``make book`` or
 ``make test``).
 
@@ -221,9 +222,13 @@ def main():
     ap.add_argument("--max-n", type=float, default=1e7)
     ap.add_argument("--new-only", action="store_true",
                     help="time only the fast path and the C++ (no old kernel)")
+    ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
+    global REPS
+    if a.smoke:
+        a.quick, a.max_n, REPS = True, 1e3, 1
     ns = [n for n in NS if n <= a.max_n]
-    ev = (lambda n: 10**6) if a.quick else events_for
+    ev = (lambda n: 2 * 10**4) if a.smoke else (lambda n: 10**6) if a.quick else events_for
     res = {"version": 2, "lam": LAM, "mu": 0.0, "graph": "ring", "burn_fraction": BURN,
            "qlib_new_function": "qlib.sim.simulate_uniformized",
            "state_bytes_per_server": STATE_BYTES_PER_SERVER,
@@ -326,7 +331,7 @@ def main():
                 pt[pre + "_z"] = (pt[key] - pt["cpp_mean_queue"]) / (2 ** 0.5 * se)
                 pt[pre + "_agree"] = bool(abs(pt[pre + "_z"]) <= 3)
     res["peak_rss"] = []
-    for n in (10**7, 10**8) if not a.quick else (10**6,):
+    for n in (10**7, 10**8) if not a.quick else () if a.smoke else (10**6,):
         d = peak_rss(n)
         for key, ex in (("cpp_maxrss_kb", exe), ("cpp_std_maxrss_kb", exe_std)):
             d[key] = run_cpp(ex, n, 10**6, 2, 0, q)["maxrss_kb"]

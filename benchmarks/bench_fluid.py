@@ -4,8 +4,9 @@ Targets (issue 4): equilibrium(0.9, point(2)) < 1 ms; solve to t = 50 from the
 empty state < 100 ms.  Each figure is the best of several repeats, so it
 estimates the cost on an unloaded core; on a shared machine it is noisy.
 
-Usage: python benchmarks/bench_fluid.py
+Usage: python benchmarks/bench_fluid.py [--smoke]  (``--smoke``: one call of each, no repeats)
 """
+import sys
 
 import timeit
 
@@ -15,7 +16,12 @@ from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
 
 
+SMOKE = "--smoke" in sys.argv
+
+
 def best(fn, number, repeat):
+    if SMOKE:
+        number, repeat = 1, 1
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 

@@ -5,7 +5,9 @@ CPU time (``time.process_time``) of one stationary run per ``n`` at
 ``β = 1``, from the diffusion's mean state, with a budget of about
 ``EVENTS`` events (about ``2n`` events per unit of time), and the time of
 the first call in a fresh process: a numba compile, or a load from the
-on-disk cache when it is warm.
+on-disk cache when it is warm. ``--smoke``: one short run at ``n = 10⁴``
+(no fresh-process timings), with ``--stationary`` one small ``n`` written
+under ``$BENCH_SMOKE_OUT``.
 """
 import math
 import os
@@ -17,8 +19,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from qlib.halfin_whitt import simulate_jsq  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _smoke  # noqa: E402
 
-EVENTS = 4e7
+EVENTS = _smoke.pick(4e7, 2e5)
 FIRST_CALL = ("import time; c = time.process_time(); "
               "from qlib.halfin_whitt import simulate_jsq; "
               "simulate_jsq(10, 1.0, t_end=1.0, seed=0); print(time.process_time() - c)")
@@ -42,7 +46,8 @@ def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
     from qlib.halfin_whitt import stationary_jsq
     print(f"{'n':>5} {'beta':>5} {'states':>8} {'CPU s':>8} {'wall s':>8}  max error bound")
     rows = []
-    for n, beta in [(n, b) for n in ns for b in betas] + list(EXTREMES):
+    grid = [(n, b) for n in ns for b in betas] + list(EXTREMES)
+    for n, beta in _smoke.pick(grid, [(20, 1.0)]):
         if True:
             try:
                 st = stationary_jsq(n, beta)
@@ -60,7 +65,7 @@ def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
                                                          "var_x1", "mean_x1x2")),
                              rounds=st.rounds))
     import json
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stationary_results.json")
+    out = _smoke.out(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stationary_results.json"))
     with open(out, "w") as fh:
         json.dump({"rows": rows, "note": "one run; CPU time of stationary_jsq with default "
                    "arguments (tol = 1e-10), both solves included; OPENBLAS_NUM_THREADS=1"}, fh, indent=1)
@@ -69,11 +74,12 @@ def bench_stationary(ns=(100, 500, 1000, 2000), betas=(0.5, 1.0, 2.0)):
 if __name__ == "__main__" and "--stationary" in sys.argv:
     bench_stationary()
 elif __name__ == "__main__":
-    with tempfile.TemporaryDirectory() as cache:
-        compile_s = first_call_seconds(cache)   # empty cache: numba compiles
-        cached_s = first_call_seconds(cache)    # cache written by the first run
-    print(f"import + first call, empty numba cache (compile): {compile_s:.2f} s CPU; "
-          f"with the cache: {cached_s:.2f} s CPU")
+    if not _smoke.SMOKE:
+        with tempfile.TemporaryDirectory() as cache:
+            compile_s = first_call_seconds(cache)   # empty cache: numba compiles
+            cached_s = first_call_seconds(cache)    # cache written by the first run
+        print(f"import + first call, empty numba cache (compile): {compile_s:.2f} s CPU; "
+              f"with the cache: {cached_s:.2f} s CPU")
     c0, w0 = time.process_time(), time.perf_counter()
     simulate_jsq(10, 1.0, t_end=1.0, seed=0)
     print(f"first call (compile, or cache load if warm): {time.process_time() - c0:.2f} s CPU, "
@@ -81,7 +87,7 @@ elif __name__ == "__main__":
     c0 = time.process_time()
     simulate_jsq(10, 1.0, t_end=1.0, seed=0)
     print(f"second call (compiled): {time.process_time() - c0:.4f} s CPU")
-    for n in (10**4, 10**6, 10**7):
+    for n in _smoke.pick((10**4, 10**6, 10**7), (10**4,)):
         s = math.sqrt(n)
         T = EVENTS / (2 * n)
         q0 = [n - int(round(s)), int(round(0.8 * s))]

@@ -30,7 +30,9 @@ Usage: ``python benchmarks/bench_peers.py`` (prints a summary);
 ``benchmarks/run_all.py`` calls :func:`run` and writes ``results.json``;
 ``python benchmarks/bench_peers.py --complete`` re-runs only the model (b)
 parts and merges them into ``results.json`` (and redraws ``results.png``);
-``--exact`` re-runs only the check against the exact chain.
+``--exact`` re-runs only the check against the exact chain; ``--smoke``
+runs every qlib engine and the peers that are installed on tiny cases
+(seconds, nothing written).
 """
 from __future__ import annotations
 
@@ -54,7 +56,15 @@ from scipy.stats import t as student_t  # noqa: E402
 import qlib  # noqa: E402
 from qlib import graphs, halfin_whitt, stats  # noqa: E402
 from qlib.meanfield import fluid
-from benchmarks.peers import ciw_jsq, heapq_jsq, simpy_jsq  # noqa: E402
+from benchmarks.peers import heapq_jsq  # noqa: E402
+try:   # the peers themselves (benchmarks/requirements.txt); run() needs them, --smoke skips them
+    from benchmarks.peers import ciw_jsq  # noqa: E402
+except ImportError:
+    ciw_jsq = None
+try:
+    from benchmarks.peers import simpy_jsq  # noqa: E402
+except ImportError:
+    simpy_jsq = None
 
 LAM = 0.9       # model (a): arrival rate per server
 BETA = 1.0      # model (b): Halfin-Whitt parameter
@@ -549,8 +559,24 @@ def run_complete(path=ROOT / "benchmarks" / "results.json", log=print):
     return res
 
 
+def smoke(log=print):
+    """Every engine once on tiny cases (the peers that are installed): the code paths, not the numbers."""
+    qlib_ring(20, LAM, 1.0, t_end=20.0)
+    qlib_complete(20, BETA, t_end=20.0)
+    qlib_tasks_complete(20, BETA, t_end=20.0)
+    for engine in PEERS:
+        if PEERS[engine] is None:
+            log(f"{engine} not installed: skipped")
+            continue
+        for model in ("ring", "complete"):
+            r = _peer(engine, model, 20, 1.0, t_end=5.0, seed=1)
+            log(f"{engine} {model}: {r['events']} events")
+
+
 if __name__ == "__main__":
-    if "--complete" in sys.argv[1:]:
+    if "--smoke" in sys.argv[1:]:
+        smoke()
+    elif "--complete" in sys.argv[1:]:
         run_complete()
     elif "--exact" in sys.argv[1:]:
         run_exact()

@@ -11,7 +11,8 @@ the values printed in rmftool's two-choice example notebook.  It also times
 ``refined(0.9, point(2))`` (our model, automatic truncation; target 10 ms)
 and ``refined(0.9, point(2), truncation=K)``.
 
-Usage: python benchmarks/bench_refined.py [--full]   (--full: rmftool up to
+Usage: python benchmarks/bench_refined.py [--full | --smoke]   (--smoke: K = 10
+once, rmftool skipped when absent, written under ``$BENCH_SMOKE_OUT``; --full: rmftool up to
 K = 60; default up to K = 30, since rmftool's time grows like K^3 or worse).
 Writes benchmarks/refined_results.json.  Needs ``pip install -r
 benchmarks/requirements.txt`` (rmftool 0.5).
@@ -29,6 +30,9 @@ import numpy as np
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.expansion import refined
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _smoke  # noqa: E402
+
 #: rmftool's Example_2choice notebook, JSQ(2), rho = 0.9, K = 9: refined
 #: mean field (1/N) mean queue length at N = 10, 20, 30, 50, 100, and the
 #: simulations printed next to it (mean, half-width).
@@ -40,6 +44,8 @@ PUBLISHED = {10: (2.751294338309056, 2.8002988932432435, 0.0008554573286234731),
 
 
 def best(fn, number, repeat):
+    if _smoke.SMOKE:
+        number, repeat = 1, 1
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
@@ -69,11 +75,18 @@ def main():
     rho, d1, d2 = 0.9, DegreeDistribution.point(1), DegreeDistribution.point(2)
     out = {"note": "best-of-repeats for qlib, one run for rmftool; machine shared and loaded",
            "rows": []}
-    for K in (10, 20, 30, 40, 50, 60):
+    try:
+        import rmftool  # noqa: F401
+        have_rmf = True
+    except ImportError:
+        if not _smoke.SMOKE:
+            raise
+        have_rmf = False
+    for K in _smoke.pick((10, 20, 30, 40, 50, 60), (10,)):
         t_q = best(lambda: refined(rho, d1, replacement=True, truncation=K), 20, 3)
         t_q2 = best(lambda: refined(rho, d2, truncation=K), 20, 3)
         row = {"K": K, "qlib_s": t_q, "qlib_delta2_s": t_q2}
-        if K <= 30 or full:
+        if (K <= 30 or full) and have_rmf:
             ours = refined(rho, d1, replacement=True, truncation=K)
             pi, V, t_r = rmftool_V(K, rho)
             row.update(rmftool_s=t_r, speedup=t_r / t_q,
@@ -89,7 +102,7 @@ def main():
                          "diff": float(rho * r.at(N).response_time) - a, "simulation": s, "sim_hw": h}
                         for N, (a, s, h) in PUBLISHED.items()]
     print(out["delta2_auto"], out["published"], sep="\n")
-    Path(__file__).with_name("refined_results.json").write_text(json.dumps(out, indent=1))
+    _smoke.out(Path(__file__).with_name("refined_results.json")).write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

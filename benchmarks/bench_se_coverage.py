@@ -22,7 +22,9 @@ at ``λ ∈ {0.9, 0.95}`` with windows long enough for the new flag, and the
 M/M/1 queue at ``λ = 0.9``. The coverage's binomial half-width is
 ``1.96 √(c(1 − c)/runs)``.
 
-Run: ``nice .venv/bin/python benchmarks/bench_se_coverage.py [runs [cells out.json]]``
+Run: ``nice .venv/bin/python benchmarks/bench_se_coverage.py [runs [cells out.json]]``,
+or ``... bench_se_coverage.py --smoke`` (a few short runs of two small cells, seconds,
+written under ``$BENCH_SMOKE_OUT``)
 (default 300 runs; the slow cells use half as many; about ten minutes on one
 quiet core); writes ``benchmarks/se_coverage_results.json``. To split the work,
 run subsets of cells (``cells``: comma-separated indices into ``CELLS``) into
@@ -38,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-import qlib.sim.run as _run
 from qlib import graphs, simulate, stats
 from qlib.sim import result as _result
 from qlib.stats import batch as _batch
@@ -100,14 +101,14 @@ def run_cell(n, lam, t_end, burn_in, runs, seed0=7000):
     truth = exact_R(n, lam)
     g = graphs.complete(n) if n > 1 else graphs.empty(1)
     cap = {}
-    orig = _run._batch_fields
+    orig = _result._batch_fields       # looked up in qlib.sim.result by every simulator at call time
 
-    def capture(*args):
-        cap["args"] = args
-        return orig(*args)
+    def capture(*args, **kw):
+        cap["args"], cap["kw"] = args, kw
+        return orig(*args, **kw)
 
     rec = {"old": ([], [], []), "new": ([], [], [])}
-    _run._batch_fields = capture
+    _result._batch_fields = capture
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -116,12 +117,12 @@ def run_cell(n, lam, t_end, burn_in, runs, seed0=7000):
                 for name, rule in (("new", None), ("old", old_slice_batches)):
                     if rule is None:
                         f = dict(response_time_ci=r.response_time_ci, se_reliable=r.se_reliable,
-                                 mean_response_time=r.mean_response_time)
+                                 mean_response_time=r.mean_response_time, batches=r.batches)
                     else:
                         saved = stats.slice_batches
                         _result.stats.slice_batches = rule
                         try:
-                            f = orig(*cap["args"])
+                            f = orig(*cap["args"], **cap["kw"])
                         finally:
                             _result.stats.slice_batches = saved
                     lo, hi = f["response_time_ci"]
@@ -129,9 +130,11 @@ def run_cell(n, lam, t_end, burn_in, runs, seed0=7000):
                     cov, fl, z = rec[name]
                     cov.append(lo <= truth <= hi)
                     fl.append(bool(f["se_reliable"]))
-                    z.append((R - truth) / ((hi - lo) / 2) * 1.96)
+                    # z in standard errors: the half-width is t_{k-1} · se, not 1.96 · se
+                    se = (hi - lo) / 2 / float(stats.t_quantile(0.975, f["batches"] - 1))
+                    z.append((R - truth) / se)
     finally:
-        _run._batch_fields = orig
+        _result._batch_fields = orig
     return truth, {k: _summary(*v) for k, v in rec.items()}
 
 
@@ -174,8 +177,17 @@ def merge(paths):
     return out
 
 
+SMOKE_CELLS = [("K3, lam=0.9, t_end=300", 3, 0.9, 300.0, 50.0, 1.0),
+               ("M/M/1, lam=0.9, t_end=3000", 1, 0.9, 3000.0, 100.0, 1.0)]
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "merge":
+    if len(sys.argv) > 1 and sys.argv[1] == "--smoke":   # writes under $BENCH_SMOKE_OUT only
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import _smoke
+        CELLS[:] = SMOKE_CELLS
+        main(4, None, _smoke.out(Path(__file__).with_name("se_coverage_results.json")))
+    elif len(sys.argv) > 1 and sys.argv[1] == "merge":
         merge(sys.argv[2:])
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 300,

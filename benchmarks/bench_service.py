@@ -1,6 +1,8 @@
 """Speed of the general-service kernel (qlib.sim.general) on the ring.
 
-Run: ``python benchmarks/bench_service.py [--quick]``.
+Run: ``python benchmarks/bench_service.py [--quick | --smoke]`` (``--quick``
+and ``--smoke``: fewer events and rounds, nothing written; ``--smoke``: one
+small ring, seconds).
 Writes ``benchmarks/service_results.json`` and prints a table.
 
 * events per CPU second (``time.process_time`` around the whole
@@ -94,12 +96,14 @@ def _cpu_model():
     return platform.processor()
 
 
-def main(quick=False):
+def main(quick=False, smoke=False):
     global EVENTS, ROUNDS
     if quick:
         EVENTS, ROUNDS = 5e5, 2
+    if smoke:
+        EVENTS, ROUNDS, quick = 2e4, 1, True
     q = qlib.meanfield.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2))
-    ns = (10**3, 10**4) if quick else (10**3, 10**4, 10**5, 10**6)
+    ns = (10**3,) if smoke else (10**3, 10**4) if quick else (10**3, 10**4, 10**5, 10**6)
     load0 = list(os.getloadavg())
     w0, c0 = time.perf_counter(), time.process_time()
     for _, law, kernel in CELLS:   # compile / load every path first
@@ -127,7 +131,7 @@ def main(quick=False):
                          ns_per_event=1e9 * min(cpu) / ev,
                          ns_per_event_median=1e9 * float(np.median(cpu)) / ev))
     cell = {(r["n"], r["law"]): r for r in rows}
-    tgt = cell[(10**4, "deterministic")]
+    tgt = cell[(ns[-1] if smoke else 10**4, "deterministic")]
     res = {"lam": LAM, "events_per_call": {str(n): _events(n) for n in ns}, "rounds": ROUNDS,
            "numba": numba.__version__,
            "machine": dict(machine=os.uname().machine, cpu_count=os.cpu_count(),
@@ -162,4 +166,4 @@ def main(quick=False):
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    main(quick="--quick" in sys.argv, smoke="--smoke" in sys.argv)

@@ -1,8 +1,9 @@
 """Cost per event of qlib.simulate from n = 1e3 to 1e7, before and after the pipeline.
 
-Run: ``python benchmarks/bench_simulate.py [--quick | --issue31]`` (``make bench``).
-Writes ``benchmarks/simulate_results.json`` (not with ``--quick``) and prints
-a table.
+Run: ``python benchmarks/bench_simulate.py [--quick | --issue31 | --smoke]`` (``make bench``).
+Writes ``benchmarks/simulate_results.json`` (not with ``--quick`` or
+``--smoke``; ``--smoke``: one round of few events at n = 1000, seconds) and
+prints a table.
 
 * Three kernels on the ring, lambda = 0.9, started near the fluid
   equilibrium, about ``EVENTS`` events per cell, n in {1e3, ..., 1e7}:
@@ -288,11 +289,13 @@ def scaling_panel(res, ax):
     ax.legend(fontsize=7, ncol=2)
 
 
-def main(quick=False):
+def main(quick=False, smoke=False):
     global EVENTS, REPS
     ns = NS
     if quick:
         EVENTS, REPS, ns = 5e5, 1, (10**3, 10**5)
+    if smoke:
+        EVENTS, REPS, ns, quick = 2e4, 1, (10**3,), True
     q = np.asarray(qlib.meanfield.fluid.equilibrium(LAM, qlib.DegreeDistribution.point(2)), float)
     res = {"lam": LAM, "events_per_cell": EVENTS, "rounds": REPS, "numba": numba.__version__,
            "machine": dict(machine=os.uname().machine, cpu_count=os.cpu_count(),
@@ -485,4 +488,4 @@ if __name__ == "__main__":
     if "--issue31" in sys.argv:
         issue31()
     else:
-        main(quick="--quick" in sys.argv)
+        main(quick="--quick" in sys.argv, smoke="--smoke" in sys.argv)

@@ -11,7 +11,9 @@ the share of runs whose ``occupancy_ci`` covers q(i) (levels 1-5) and whose
 * "auto, long": the new default in runs long enough for it (no warning).
 
 Run: ``.venv/bin/python benchmarks/bench_simulate_se.py`` (about 5 minutes);
-writes benchmarks/simulate_se_results.json.
+writes benchmarks/simulate_se_results.json. ``--smoke`` (with ``simulate``,
+``jsq`` or neither): two seeds of one short setting each, written under
+``$BENCH_SMOKE_OUT``.
 
 ``qlib.halfin_whitt.simulate_jsq`` (``... bench_simulate_se.py jsq``, about
 4 minutes; writes benchmarks/simulate_jsq_se_results.json): JSQ on n = 20
@@ -31,6 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from qlib import graphs, simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _smoke  # noqa: E402
 
 SETTINGS = [
     ("fixed 20, short", 50, 0.9, 4000.0, 1000.0, 20),
@@ -57,7 +62,8 @@ def coverage(n, lam, t_end, burn_in, batches, seeds):
 
 def main(seeds=400):
     out = []
-    for name, n, lam, t_end, burn_in, batches in SETTINGS:
+    for name, n, lam, t_end, burn_in, batches in _smoke.pick(SETTINGS, [("auto, short", 5, 0.9, 400.0,
+                                                                         100.0, None)]):
         t0 = time.perf_counter()
         occ, resp, rel = coverage(n, lam, t_end, burn_in, batches, seeds)
         row = dict(setting=name, n=n, lam=lam, t_end=t_end, burn_in=burn_in, seeds=seeds,
@@ -65,7 +71,7 @@ def main(seeds=400):
                    share_reliable=rel, seconds=time.perf_counter() - t0)
         print(row, flush=True)
         out.append(row)
-    Path(__file__).with_name("simulate_se_results.json").write_text(json.dumps(out, indent=1))
+    _smoke.out(Path(__file__).with_name("simulate_se_results.json")).write_text(json.dumps(out, indent=1))
 
 
 JSQ_QUANTITIES = ("mean_idle", "mean_q2", "mean_waiting", "p_full", "p_wait")
@@ -100,7 +106,7 @@ def coverage_jsq(n, beta, window, burn_in, batches, seeds):
 
 def main_jsq(seeds=1000):
     out = []
-    for n, beta, window, burn_in in JSQ_SETTINGS:
+    for n, beta, window, burn_in in _smoke.pick(JSQ_SETTINGS, [(5, 1.0, 100.0, 10.0)]):
         for name, batches in (("fixed 20", 20), ("auto", None)):
             t0 = time.perf_counter()
             cov, rel, k = coverage_jsq(n, beta, window, burn_in, batches, seeds)
@@ -109,13 +115,14 @@ def main_jsq(seeds=1000):
                        seconds=time.perf_counter() - t0)
             print(row, flush=True)
             out.append(row)
-    Path(__file__).with_name("simulate_jsq_se_results.json").write_text(
+    _smoke.out(Path(__file__).with_name("simulate_jsq_se_results.json")).write_text(
         json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
-    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    a = _smoke.argv()
+    what = a[0] if a else "all"
     if what in ("simulate", "all"):
-        main()
+        main(_smoke.pick(400, 2))
     if what in ("jsq", "all"):
-        main_jsq()
+        main_jsq(_smoke.pick(1000, 2))

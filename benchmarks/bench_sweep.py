@@ -34,7 +34,9 @@ replications, 2 workers: ``--reps 20 --workers 2 --out ...``), which checks
 the extrapolation from fewer replications.
 
 Usage: ``python benchmarks/bench_sweep.py [--reps 4] [--workers 1,2]
-[--points 32] [--rounds 3] [--skip-grid] [--recompute] [--out FILE]``
+[--points 32] [--rounds 3] [--skip-grid] [--recompute] [--out FILE] [--smoke]``
+(``--smoke``: the overhead of two points, one round, no grid, written under
+``$BENCH_SMOKE_OUT``).
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from experiments_full import _cluster, grid  # noqa: E402
+import _smoke  # noqa: E402
 
 FULL_REPS = 20
 
@@ -135,7 +138,10 @@ def main(argv=None):
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--recompute", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "sweep_results.json"))
+    ap.add_argument("--smoke", action="store_true")
     o = ap.parse_args(argv)
+    if o.smoke:
+        o.points, o.rounds, o.skip_grid, o.out = 2, 1, True, str(_smoke.out(o.out))
     if o.recompute:
         res = json.loads(Path(o.out).read_text())
         _add_estimate(res)

@@ -23,6 +23,9 @@ seed=seed)``).  To spread the blocks over processes:
 disjoint from the main runs' blocks 0 and 1) into ``one_or_all_confirm.json``:
 the data of the chapter's burn-in halves test alone, whose size (20) was fixed
 before they were run.
+
+``one_or_all.py --smoke``: two replications of short runs on small graphs,
+one load, written under ``$BENCH_SMOKE_OUT``.
 """
 import json
 import sys
@@ -40,7 +43,13 @@ GRAPHS = {"ring": lambda: graphs.ring(N), "torus 45x45": lambda: graphs.torus(45
           "random 3-regular": lambda: graphs.random_regular(N, 3, seed=3),
           "random 4-regular": lambda: graphs.random_regular(N, 4, seed=4)}
 DEGREE = {"ring": 2, "torus 45x45": 4, "random 3-regular": 3, "random 4-regular": 4}
-path = Path(__file__).with_name("one_or_all.json")
+LAMS = (0.7, 0.9, 0.95)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _smoke  # noqa: E402
+if _smoke.SMOKE:   # the same code on small graphs and short runs
+    N, T_END, BURN, BLOCK, LAMS = 36, 40.0, 10.0, 2, (0.9,)
+    GRAPHS["torus 45x45"] = lambda: graphs.torus(6, 6)
+path = _smoke.out(Path(__file__).with_name("one_or_all.json"))
 
 
 def cell_seed(i):
@@ -53,7 +62,7 @@ def run_block(b):
     rows = []
     for name, make in GRAPHS.items():
         g, d = make(), DEGREE[name]
-        for lam in (0.7, 0.9, 0.95):
+        for lam in LAMS:
             t = time.perf_counter()
             rr = replicate(g, lam, 0.0, replications=BLOCK, t_end=T_END, burn_in=BURN,
                            seed=cell_seed(len(rows)) + 100000 * b, n_jobs=1)
@@ -84,7 +93,7 @@ def merge(parts):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
+    args = _smoke.argv()
     if "--merge" in args:
         parts = [json.loads(Path(a).read_text()) for a in args[args.index("--merge") + 1:]]
         path.write_text(json.dumps(merge(parts), indent=1))
@@ -95,7 +104,7 @@ if __name__ == "__main__":
         b, dest = int(args[args.index("--block") + 1]), Path(args[args.index("--out") + 1])
         dest.write_text(json.dumps(run_block(b)))
     else:
-        R = int(args[0]) if args else 20
+        R = int(args[0]) if args else BLOCK if _smoke.SMOKE else 20
         if R % BLOCK:
             raise SystemExit(f"R must be a multiple of {BLOCK}, got {R}")
         path.write_text(json.dumps(merge([run_block(b) for b in range(R // BLOCK)]), indent=1))

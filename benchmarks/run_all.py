@@ -18,8 +18,11 @@
   the ratios to qlib measured in this run, qlib's cost per event across ``n``
   and ``mu``, memory per server and numba compile times.
 
-Usage: ``python benchmarks/run_all.py [--skip-others]``.  Exits non-zero if
-any script failed (``results.json`` is written all the same).
+Usage: ``python benchmarks/run_all.py [--skip-others | --smoke]``.  Exits non-zero if
+any script failed (``results.json`` is written all the same).  ``--smoke``:
+the machine and version records, one script in its own smoke mode and
+``bench_peers``' smoke run; nothing written (every script's own smoke mode
+is run by ``tests/test_benchmarks_smoke.py``).
 """
 from __future__ import annotations
 
@@ -117,6 +120,12 @@ def run_script(name):
 
 def main(argv):
     sys.path.insert(0, str(ROOT))
+    if "--smoke" in argv:
+        print(machine(), versions())
+        r = run_script("bench_fluid.py --smoke")
+        from benchmarks import bench_peers
+        bench_peers.smoke()
+        return 0 if r["status"] == "ok" else 1
     skip_others = "--skip-others" in argv
     started = datetime.datetime.now(datetime.timezone.utc)
     res = dict(generated=started.isoformat(timespec="seconds"),

@@ -81,7 +81,9 @@ class SimulationResult(ResultIO):
         :func:`qlib.stats.slice_batches <qlib.stats.batch.slice_batches>`).
         The lag-1 test of the batch means is reported in ``batch_lag1`` and
         in the warning but is not part of the flag (it selects against
-        coverage).
+        coverage). A flagged run's interval is not a nominal 95 % interval
+        near the threshold: the coverage the flag achieves is in
+        :func:`~qlib.stats.batch.reliable_window`.
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
