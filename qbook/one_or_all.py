@@ -75,7 +75,7 @@ def stored_runs(root: str | pathlib.Path | None = None) -> tuple[dict, dict, dic
     >>> one["replications"] > 1 and every["n"] == one["n"]
     True
     """
-    base = (pathlib.Path(__file__).resolve().parents[2] / "benchmarks" if root is None
+    base = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" if root is None
             else pathlib.Path(root))
     return tuple(json.loads((base / f).read_text())          # type: ignore[return-value]
                  for f in ("pair_choices.json", "one_or_all.json", "one_or_all_confirm.json"))
