@@ -247,3 +247,12 @@ def test_open_store_alone_reads_the_recorded_grid(client, tmp_path):
 def test_import_qlib_sweep_gives_the_package():
     import qlib.sweep as s
     assert callable(s) and s is qlib.sweep and callable(s.replication_result)
+
+
+def test_a_generator_seed_draws_the_root_seed(client):
+    grid = {"graph": ["ring"], "n": [30], "lam": [0.7], "mu": [0.0]}
+    kw = {k: v for k, v in KW.items() if k != "seed"}
+    a = qlib.sweep(grid, client=client, seed=np.random.default_rng(3), **kw)
+    b = qlib.sweep(grid, client=client, seed=int(np.random.default_rng(3).integers(0, 2**63)), **kw)
+    assert a.attrs["seed"] == b.attrs["seed"]
+    np.testing.assert_array_equal(a.R_mean.values, b.R_mean.values)

@@ -258,7 +258,7 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     initial : sequence of int, optional
         Initial ``(Q_1, Q_2, …)`` of every chain, non-increasing, ``<= n``;
         default empty.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
     capacity : int
         Largest queue length the kernel can hold (``RuntimeError`` beyond).
     progress : bool, default False
@@ -300,11 +300,7 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     if initial is not None:
         q = V.occupancy_counts(initial, n, max_len=capacity, cap_name="capacity")
         Q0[:, 1:q.size + 1] = q
-    if isinstance(seed, np.random.SeedSequence):
-        ss = seed
-    else:
-        _seed32(seed)  # validates
-        ss = np.random.SeedSequence(None if seed is None else int(seed))
+    ss = _seed32(seed)[2]
     lam = n - beta * math.sqrt(n)
     H = np.vstack([_sample_table(n, int(x)) for x in ds])
     out = np.zeros((int(replications), len(ds), int(nblocks), 5))

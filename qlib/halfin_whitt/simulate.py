@@ -14,6 +14,10 @@ from qlib.stats.intervals import Interval
 from qlib import _validate as V
 from qlib.halfin_whitt._slices import progress_bar, slice_ends
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qlib._types import Seed
 
 __all__ = ['simulate_jsq', 'JSQResult']
 
@@ -322,7 +326,7 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
         batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable), batch_averages=xb)
 
 
-def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: object = None,
+def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
                  initial: object = None, record_dt: float | None = None,
                  batches: int | None = None, max_waits: int = 100_000,
                  capacity: int = 64, progress: bool = False) -> JSQResult:
@@ -342,7 +346,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         Length of the run, ``t_end > burn_in``.
     burn_in : float, optional
         Statistics are taken over ``[burn_in, t_end]``.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Same seed, same run.
     initial : sequence of int, optional
         Initial counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``;
@@ -444,7 +448,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         V.check_memory(32 * nrec, "record_dt", record_dt, what=f"the {nrec} recorded points")
     else:
         nrec, record_dt = 0, 1.0
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nfine = _JSQ_FINE if batches is None else batches

@@ -421,7 +421,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
         End of the arrival window, ``t_end > burn_in``.
     burn_in : float, optional
         Tasks arriving before ``burn_in`` are not recorded.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Same seed, same run.
     initial : array_like of int, optional
         Initial occupancy counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``
@@ -480,7 +480,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
         q = V.occupancy_counts(initial, n, max_len=capacity - 1, cap_name="capacity - 1")
         for qi in q:
             X0[:int(qi)] += 1
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nslice = _TASKS_FINE if batches is None else batches
