@@ -317,11 +317,18 @@ def from_edges(n: int, edges: Iterable[tuple[int, int]], name: str = "from_edges
     if e.min() < 0 or e.max() >= n:
         raise ValueError("edges: vertex out of range")
     if np.any(e[:, 0] == e[:, 1]):
-        raise ValueError("edges: self-loops are not allowed")
+        k = int(np.flatnonzero(e[:, 0] == e[:, 1])[0])
+        raise ValueError(f"edges: self-loops are not allowed (pair {k}: {tuple(int(x) for x in e[k])})")
     lo, hi = e.min(axis=1), e.max(axis=1)
     if _unique(lo * n + hi).size != lo.size:
         raise ValueError("edges: duplicate edges are not allowed")
     return _from_pairs(n, lo, hi, name, clean=False)
+
+
+def _directed_message(name: str, G: object) -> str:
+    """The error for a directed networkx graph: what to pass instead."""
+    return (f"{name} is a directed networkx graph ({type(G).__name__}); JSQ needs an undirected "
+            f"one: pass {name}.to_undirected() (an edge in either direction becomes one edge)")
 
 
 def from_networkx(G: nx.Graph, name: str | None = None, *,
@@ -329,9 +336,9 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
 
     Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
-    insertion order). Self-loops are dropped with a ``UserWarning`` (JSQ on closed
-    neighbourhoods already counts a server once; :func:`from_edges` refuses them,
-    since there they are a mistake in a hand-written list).
+    insertion order). Self-loops are refused, as :func:`from_edges` refuses them
+    (a server is in its own closed neighbourhood already); the message says how
+    to remove them.
 
     Parameters
     ----------
@@ -349,7 +356,10 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     Raises
     ------
     TypeError
-        If ``G`` is not an undirected ``networkx.Graph``.
+        If ``G`` is not a ``networkx.Graph``, or is directed (pass
+        ``G.to_undirected()``).
+    ValueError
+        If ``G`` has self-loops.
 
     Examples
     --------
@@ -362,16 +372,18 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     {'a': 0, 'b': 1, 'c': 2}
     """
     import networkx as nx
-    if not isinstance(G, nx.Graph) or G.is_directed():
-        raise TypeError("G must be an undirected networkx.Graph")
+    if not isinstance(G, nx.Graph):
+        raise TypeError(f"G must be an undirected networkx.Graph, got {type(G).__name__}")
+    if G.is_directed():
+        raise TypeError(_directed_message("G", G))
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
     loops = sum(1 for u, v in G.edges() if u == v)
     if loops:
-        import warnings
-        warnings.warn(f"from_networkx: dropped {loops} self-loop(s) of G", UserWarning,
-                      stacklevel=2)
-    edges = [(idx[u], idx[v]) for u, v in G.edges() if u != v]
+        raise ValueError(f"G has {loops} self-loop(s), which a JSQ graph cannot hold (a server is "
+                         "in its own neighbourhood already); remove them first: "
+                         "G.remove_edges_from(list(networkx.selfloop_edges(G)))")
+    edges = [(idx[u], idx[v]) for u, v in G.edges()]
     g = from_edges(len(nodes), edges, name or "networkx")
     return (g, idx) if return_mapping else g
 

@@ -372,8 +372,20 @@ def test_torus_and_grid():
 def test_from_networkx_order_mapping_and_self_loops():
     import networkx as nx
     G = nx.Graph([("x", "y"), ("y", "z"), ("z", "z")])
-    with pytest.warns(UserWarning, match="self-loop"):
-        g, where = graphs.from_networkx(G, return_mapping=True)
+    # a self-loop is refused by both builders alike, and the message says how to drop it
+    with pytest.raises(ValueError, match="selfloop_edges"):
+        graphs.from_networkx(G)
+    with pytest.raises(ValueError, match=r"self-loops.*pair 1: \(2, 2\)"):
+        graphs.from_edges(3, [(0, 1), (2, 2)])
+    G.remove_edges_from(list(nx.selfloop_edges(G)))
+    g, where = graphs.from_networkx(G, return_mapping=True)
     assert where == {"x": 0, "y": 1, "z": 2} and g.indptr[-1] == 4
-    with pytest.raises(ValueError):
-        graphs.from_edges(2, [(0, 0)])
+
+
+def test_a_directed_graph_is_refused_with_the_way_out():
+    import networkx as nx
+    D = nx.DiGraph(nx.cycle_graph(5))
+    for call in (lambda: graphs.from_networkx(D), lambda: simulate(D, 0.5, t_end=1.0, seed=1)):
+        with pytest.raises(TypeError, match=r"to_undirected\(\)"):
+            call()
+    assert graphs.from_networkx(D.to_undirected()).indptr[-1] == 10
