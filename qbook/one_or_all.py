@@ -334,7 +334,7 @@ def error_arrays(errors: Mapping, policy: str, where: Sequence[tuple[str, float]
     -------
     tuple of ndarray
         ``(errors, standard errors, degrees of freedom)``, one entry per cell,
-        ready for :func:`~qlib.stats.equivalence.equivalence`.
+        ready for :func:`~qlib.stats.tost.equivalence`.
 
     Raises
     ------

@@ -292,3 +292,15 @@ def test_only_the_book_tests_read_the_repository():
     bad = [p.name for p in sorted(here.glob("test_*.py"))
            if not is_book_test(p) and reach.search(p.read_text())]
     assert not bad, f"library tests that read the repository (name them in conftest.BOOK): {bad}"
+
+
+def test_no_name_shadows_a_module():
+    # `qlib.stats.x` is the module x, never a function of the same name re-exported over it
+    bad = []
+    for name in sorted(modules()):
+        parent, _, leaf = name.rpartition(".")
+        if parent and not leaf.startswith("_"):
+            mod = importlib.import_module(name)
+            if getattr(importlib.import_module(parent), leaf) is not mod:
+                bad.append(name)
+    assert not bad, f"a public name hides its module: {bad}"

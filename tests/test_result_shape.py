@@ -324,6 +324,22 @@ def test_to_dict_and_back(name):
         type(r).from_dict({**d, "type": "Other"})
 
 
+@pytest.mark.parametrize("name", ["simulate", "replicate", "simulate_jsq"])
+def test_equality_and_a_json_round_trip(name):
+    import json
+    r = run(name)
+    assert r == type(r).from_dict(r.to_dict()) and not (r != r)
+    d = json.loads(json.dumps(r.to_dict(json=True)))       # only json types inside
+    back = type(r).from_dict(d)
+    assert back == r and isinstance(back.occupancy, np.ndarray)
+    d = r.to_dict()
+    if "results" in d:                                       # replications: change one of them
+        d["results"] = [{**d["results"][0], "wall_time": 1e9}] + d["results"][1:]
+    else:
+        d["wall_time"] = 1e9
+    assert type(r).from_dict(d) != r and (r == 1) is False
+
+
 def test_to_xarray():
     pytest.importorskip("xarray")
     r = run("replicate")

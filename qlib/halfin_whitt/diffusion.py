@@ -238,7 +238,8 @@ def _ou_batch_fields(acc, cnt, window, batches, warn):
     (shape ``(nslice, 2)``) over ``cnt`` steps each."""
     from qlib import stats
     x = acc / cnt[:, None]                          # per-slice averages
-    sb = stats.slice_batches(x, window, batches=batches, warn=warn, stacklevel=3)
+    sb = stats.slice_batches(x, window, batches=batches, warn=warn, stacklevel=3,
+                             instead="run several seeds and combine them (qlib.stats.replication_ci)")
     xb = sb.sums(acc) / sb.sums(cnt)[:, None]       # batch means (slices differ by <= 1 step)
     se = xb.std(axis=0, ddof=1) / math.sqrt(sb.n_batches)
     mean = acc.sum(axis=0) / cnt.sum()

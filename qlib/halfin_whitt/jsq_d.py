@@ -123,7 +123,7 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out, slice_end, st, 
                     N[j] -= 1
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class JSQdResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 

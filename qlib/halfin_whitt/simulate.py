@@ -150,7 +150,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
     fst[_NEXTB], fst[_CUMW], fst[_T], fst[_T3], fst[_TN] = nextb, cumw, t, t3, tn
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class JSQResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
@@ -307,7 +307,8 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
     A = arr.sum()
     R = float(warr.sum() / A) if A > 0 else float("nan")
     lin = warr - (R if A > 0 else 0.0) * arr       # p_wait's linearised residual
-    sb = stats.slice_batches(np.column_stack([x, lin]), window, batches=batches, stacklevel=3)
+    sb = stats.slice_batches(np.column_stack([x, lin]), window, batches=batches, stacklevel=3,
+                             instead="run several seeds and combine them (qlib.stats.replication_ci)")
     k = sb.n_batches
     xb = sb.means(x)
     ab = sb.sums(arr)

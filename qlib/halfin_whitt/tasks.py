@@ -240,7 +240,7 @@ def _tasks_run(n, lam, t_end, burn_in, K, nbatch, slice_end, X, order, pos, star
     fst[0], fst[1] = t, t_arr
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class TasksResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
@@ -395,7 +395,8 @@ def _tasks_batches(tk, ti, window, batches):
     ratios = tk[:, 1:4].sum(axis=0) / A if A > 0 else np.zeros(3)
     lin = tk[:, 1:4] - a[:, None] * ratios          # waiting, Σ wait, Σ response
     return stats.slice_batches(np.column_stack([ti / (window / nf), lin]), window,
-                               batches=batches, stacklevel=3)
+                               batches=batches, stacklevel=3,
+                               instead="run several seeds and combine them (qlib.stats.replication_ci)")
 
 
 def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,

@@ -15,7 +15,7 @@ from qlib.stats.intervals import Interval, IntervalArray, _t_interval  # noqa: E
 
 
 # ------------------------------------------------------------- results ----
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class SimulationResult(ResultIO):
     """Result of :func:`~qlib.sim.run.simulate`.
 
@@ -223,7 +223,7 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 
 
 # ----------------------------------------------------------- replicate ----
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ReplicationResult(ResultIO):
     """Result of :func:`~qlib.sim.replications.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
