@@ -77,10 +77,14 @@ def wheel(tmp_path_factory):
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, src / rel)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    import setuptools
+    assert int(setuptools.__version__.split(".")[0]) >= 77, (
+        f"setuptools {setuptools.__version__}: the SPDX licence fields need >= 77 (pinned in "
+        "requirements.txt; `make venv` installs it)")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "--no-index", "-q", "-w", str(tmp / "dist"), str(src)],
                    check=True, cwd=tmp, env=env, timeout=120)
-    (whl,) = (tmp / "dist").glob("qlib-*.whl")
+    (whl,) = (tmp / "dist").glob("jsq_qlib-*.whl")
     return tmp, whl, env
 
 
@@ -96,7 +100,8 @@ def test_wheel_holds_every_subpackage(wheel):
     assert any(n.endswith(".dist-info/LICENSE") or "/licenses/LICENSE" in n for n in names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(whl).read(meta).decode()
-    for field in ("Version: 0.2.0", "Author: The qlib authors", "License: BSD-3-Clause",
+    for field in ("Name: jsq-qlib", "Version: 0.2.0", "Author: The qlib authors",
+                  "License-Expression: BSD-3-Clause",
                   "Classifier: ", "Description-Content-Type: text/markdown"):
         assert field in text, field
 
@@ -115,7 +120,8 @@ def installed(wheel):
                              check=True, capture_output=True, text=True).stdout.strip()
     # the pinned dependencies of this environment, appended after the wheel's site-packages
     # (a .pth line adds the directory only: its editable-install hooks are not run)
-    (Path(purelib) / "pinned_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    deps = [sysconfig.get_paths()["purelib"]] + [p for p in sys.path if p.endswith("site-packages")]
+    (Path(purelib) / "pinned_deps.pth").write_text("".join(p + "\n" for p in dict.fromkeys(deps)))
     return tmp, venv, py, env
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from qlib.stats.intervals import Interval, IntervalArray, _t_interval
 
-__all__ = ["ResultIO", "BatchIntervals", "interval95"]
+__all__ = ["ResultIO", "BatchIntervals", "CompactResult", "interval95"]
 
 
 def interval95(center, se, df: int) -> Interval | IntervalArray:
@@ -280,3 +280,27 @@ class ResultIO:
                     dv[name + suffix] = ((), float(v))
         attrs["type"] = type(self).__name__
         return xr.Dataset(dv, attrs=attrs)
+
+
+class CompactResult:
+    """Mixin of the frozen results that are no simulation (the mean-field solvers'):
+    a one-screen ``repr`` (scalars shown, arrays by their shape) and ``==`` by fields,
+    as :class:`ResultIO` gives the simulators' results."""
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name.startswith("_") or callable(v):
+                continue
+            parts.append(f"{f.name}={_short(v) if not dataclasses.is_dataclass(v) else type(v).__name__ + '(…)'}")
+        text = f"{type(self).__name__}({', '.join(parts)})"
+        return text if len(text) <= 600 else text[:597] + "…)"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name))
+                   for f in dataclasses.fields(self))
+
+    __hash__ = None   # type: ignore[assignment]  # arrays inside: not hashable
