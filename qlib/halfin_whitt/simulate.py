@@ -225,12 +225,12 @@ class JSQResult(BatchIntervals, ResultIO):
     arrivals: int
     wall_time: float
     seed: object
-    mean_idle_ci: tuple = None
-    mean_q2_ci: tuple = None
-    mean_q3_ci: tuple = None
-    mean_waiting_ci: tuple = None
-    p_wait_ci: tuple = None
-    p_full_ci: tuple = None
+    mean_idle_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_q2_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_q3_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_waiting_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    p_wait_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    p_full_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
     batches: int = 0
     batch_length: float = float("nan")
     corr_length: float = float("nan")

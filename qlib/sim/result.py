@@ -110,8 +110,8 @@ class SimulationResult(ResultIO):
     batch_response_time: np.ndarray = None
     levels: int = 0
     batches: int = 0
-    occupancy_ci: np.ndarray = None
-    response_time_ci: tuple = None
+    occupancy_ci: IntervalArray = None  # type: ignore[assignment]  # set in __post_init__
+    response_time_ci: Interval = None  # type: ignore[assignment]  # set in __post_init__
     batch_lag1: float = float("nan")
     batch_length: float = float("nan")
     corr_length: float = float("nan")
@@ -262,10 +262,10 @@ class ReplicationResult(ResultIO):
 
     occupancy: np.ndarray
     occupancy_se: np.ndarray
-    occupancy_ci: np.ndarray
+    occupancy_ci: IntervalArray
     mean_response_time: float
     response_time_se: float
-    response_time_ci: tuple
+    response_time_ci: Interval
     replications: int
     seed: object
     results: tuple

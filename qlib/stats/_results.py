@@ -240,9 +240,10 @@ class ResultIO:
                 continue
             if isinstance(v, list) and v and isinstance(v[0], dict) and "type" in v[0]:
                 v = tuple(ResultIO._registry[x["type"]].from_dict(x) for x in v)
-            elif isinstance(v, list) and "ndarray" in fields[k]:     # from to_dict(json=True)
+            elif isinstance(v, list) and ("ndarray" in fields[k] or "IntervalArray" in fields[k]):
+                # from to_dict(json=True)
                 v = np.asarray(v, dtype=float if any(x is None for x in np.ravel(v)) else None)
-            elif isinstance(v, list) and "tuple" in fields[k]:
+            elif isinstance(v, list) and ("tuple" in fields[k] or "Interval" in fields[k]):
                 v = tuple(v)
             elif isinstance(v, dict) and set(v) == {"entropy", "spawn_key"}:
                 v = np.random.SeedSequence(v["entropy"], spawn_key=tuple(v["spawn_key"]))
