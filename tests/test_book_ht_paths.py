@@ -1,36 +1,8 @@
 """qbook.ht_paths: the mechanics of the ht_paths chapter."""
-import itertools
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from scipy.sparse.linalg import expm_multiply
 from qlib.stats import simultaneous
 from qbook import ht_paths as P
-
-
-def _brute_force(n, lam, q0, times, K=5):
-    """Law of the occupancy chain by expm on all states with queues <= K."""
-    states = [q for q in itertools.product(range(n + 1), repeat=K)
-              if all(q[i] >= q[i + 1] for i in range(K - 1))]
-    idx = {q: i for i, q in enumerate(states)}
-    rows, cols, vals = [], [], []
-    for q, i in idx.items():
-        s = sum(1 for x in q if x == n)                       # shortest queue length
-        if s < K:
-            t = list(q); t[s] += 1
-            rows.append(i); cols.append(idx[tuple(t)]); vals.append(lam)
-        ext = list(q) + [0]
-        for lev in range(K):
-            r = ext[lev] - ext[lev + 1]
-            if r > 0:
-                t = list(q); t[lev] -= 1
-                rows.append(i); cols.append(idx[tuple(t)]); vals.append(float(r))
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(states),) * 2)
-    A = A - sp.diags(np.asarray(A.sum(axis=1)).ravel())
-    p0 = np.zeros(len(states)); p0[idx[tuple(list(q0) + [0] * (K - len(q0)))]] = 1.0
-    P = expm_multiply(A.T, p0, start=0, stop=times[-1], num=len(times), endpoint=True)
-    Q = np.array(states, float)
-    return P @ Q[:, 0], P @ Q[:, 1], P @ Q[:, 2]
 
 
 def test_overloaded_start():

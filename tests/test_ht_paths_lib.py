@@ -1,7 +1,11 @@
 """Tests of the helpers that ht_paths and ht_diffusion add to qlib.halfin_whitt:
 the forcing of `reflected_ou`, `reflected_ou_crn` and `transient_jsq`."""
+import itertools
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from scipy.sparse.linalg import expm_multiply
 
 from qlib.halfin_whitt import reflected_ou, reflected_ou_crn, transient_jsq
 from qlib.stats import simultaneous
@@ -77,6 +81,31 @@ def test_crn_validation():
         reflected_ou_crn(1.0, (0.0, 0.0), t_end=10.0, dt=0.1, depth=0)
     with pytest.raises(ValueError, match="blocks"):
         reflected_ou_crn(1.0, (0.0, 0.0), t_end=1.0, dt=0.1, block=1.0)
+
+
+def _brute_force(n, lam, q0, times, K=5):
+    """Law of the occupancy chain by expm on all states with queues <= K."""
+    states = [q for q in itertools.product(range(n + 1), repeat=K)
+              if all(q[i] >= q[i + 1] for i in range(K - 1))]
+    idx = {q: i for i, q in enumerate(states)}
+    rows, cols, vals = [], [], []
+    for q, i in idx.items():
+        s = sum(1 for x in q if x == n)                       # shortest queue length
+        if s < K:
+            t = list(q); t[s] += 1
+            rows.append(i); cols.append(idx[tuple(t)]); vals.append(lam)
+        ext = list(q) + [0]
+        for lev in range(K):
+            r = ext[lev] - ext[lev + 1]
+            if r > 0:
+                t = list(q); t[lev] -= 1
+                rows.append(i); cols.append(idx[tuple(t)]); vals.append(float(r))
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(states),) * 2)
+    A = A - sp.diags(np.asarray(A.sum(axis=1)).ravel())
+    p0 = np.zeros(len(states)); p0[idx[tuple(list(q0) + [0] * (K - len(q0)))]] = 1.0
+    P = expm_multiply(A.T, p0, start=0, stop=times[-1], num=len(times), endpoint=True)
+    Q = np.array(states, float)
+    return P @ Q[:, 0], P @ Q[:, 1], P @ Q[:, 2]
 
 
 @pytest.mark.parametrize("n,q0", [(6, (6, 3, 1)), (8, (0, 0)), (8, (8, 4, 2))])
