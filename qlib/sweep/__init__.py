@@ -238,6 +238,31 @@ class SweepRun:
     lam: float
     mu: float
 
+    # the names every result uses for the same quantities (as SimulationResult)
+    @property
+    def response_time(self) -> float:
+        """The mean response time ``R`` of the run (``mean_response_time``)."""
+        return self.mean_response_time
+
+    @property
+    def response_time_se(self) -> float:
+        """Its batch-means standard error."""
+        return self.mean_response_time_se
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)`` (time average)."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its batch-means standard error (the batches of ``batch_occupancy``)."""
+        b = np.asarray(self.batch_occupancy)
+        if b.ndim != 2 or b.shape[0] < 2:
+            return float("nan")
+        x = b[:, 1:].sum(axis=1)
+        return float(x.std(ddof=1) / np.sqrt(x.size))
+
 
 def replication_result(ds, **coords):
     """One point of a sweep's Dataset as a :class:`qlib.sim.ReplicationResult <qlib.sim.result.ReplicationResult>`.
