@@ -306,7 +306,8 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     out = np.zeros((int(replications), len(ds), int(nblocks), 5))
     events = 0
     st, fst = np.zeros(4, np.int64), np.zeros(2)
-    bar = progress_bar(progress, int(replications) * t_end, "time", f"simulate_jsq_d n={n}")
+    bar = progress_bar(progress, int(replications) * t_end, "time", f"simulate_jsq_d n={n}",
+                       kernel=_jsq_d_kernel)
     w0 = time.perf_counter()
     try:
         for r, child in enumerate(ss.spawn(int(replications))):

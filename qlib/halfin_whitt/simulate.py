@@ -457,7 +457,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     acc, arr, warr = np.zeros((nfine, 5)), np.zeros(nfine), np.zeros(nfine)
     waits, paths = np.empty(int(max_waits)), np.zeros((nrec, 4))
     ist, fst = np.zeros(10, np.int64), np.zeros(5)
-    bar = progress_bar(progress, t_end, "time", f"simulate_jsq n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_jsq n={n}", kernel=_jsq_kernel)
     try:
         for j, slice_end in enumerate(slice_ends(t_end, progress)):
             _jsq_kernel(seed32 if j == 0 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,

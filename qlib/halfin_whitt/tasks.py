@@ -487,7 +487,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
     nslice = _TASKS_FINE if batches is None else batches
     state = _tasks_init(seed32, n, lam, X0, capacity + 1, nslice, max_waits)
     X, tk, ti, rec, ist = state[0], state[10], state[11], state[12], state[13]
-    bar = progress_bar(progress, t_end, "time", f"simulate_tasks n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_tasks n={n}", kernel=_tasks_run)
     try:
         for slice_end in slice_ends(t_end, progress):
             _tasks_run(n, lam, t_end, burn_in, capacity + 1, nslice, slice_end, *state)
