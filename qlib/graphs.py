@@ -325,20 +325,12 @@ def from_edges(n: int, edges: Iterable[tuple[int, int]], name: str = "from_edges
     return _from_pairs(n, lo, hi, name, clean=False)
 
 
-def _directed_message(name: str, G: object) -> str:
-    """The error for a directed networkx graph: what to pass instead."""
-    return (f"{name} is a directed networkx graph ({type(G).__name__}); JSQ needs an undirected "
-            f"one: pass {name}.to_undirected() (an edge in either direction becomes one edge)")
-
-
 def from_networkx(G: nx.Graph, name: str | None = None, *,
                   return_mapping: bool = False) -> Graph | tuple[Graph, dict]:
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
 
     Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
-    insertion order). Self-loops are refused, as :func:`from_edges` refuses them
-    (a server is in its own closed neighbourhood already); the message says how
-    to remove them.
+    insertion order). Self-loops are refused, as :func:`from_edges` refuses them.
 
     Parameters
     ----------
@@ -375,14 +367,13 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     if not isinstance(G, nx.Graph):
         raise TypeError(f"G must be an undirected networkx.Graph, got {type(G).__name__}")
     if G.is_directed():
-        raise TypeError(_directed_message("G", G))
+        raise TypeError(V.directed_graph("G", G))
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
     loops = sum(1 for u, v in G.edges() if u == v)
     if loops:
-        raise ValueError(f"G has {loops} self-loop(s), which a JSQ graph cannot hold (a server is "
-                         "in its own neighbourhood already); remove them first: "
-                         "G.remove_edges_from(list(networkx.selfloop_edges(G)))")
+        raise ValueError(f"G has {loops} self-loop(s), which a JSQ graph cannot hold; remove them "
+                         "first: G.remove_edges_from(list(networkx.selfloop_edges(G)))")
     edges = [(idx[u], idx[v]) for u, v in G.edges()]
     g = from_edges(len(nodes), edges, name or "networkx")
     return (g, idx) if return_mapping else g
