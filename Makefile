@@ -8,20 +8,23 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	# requirements.txt pins qlib's dependencies and its optional extra qlib[sweep]
 	# (dask[distributed], xarray, zarr), so the editable install needs --no-deps
 	$(BIN)/python -m pip install -r requirements.txt
 	$(BIN)/python -m pip install --no-deps -e .
+	# the book's support package qbook (beside qlib, not in its wheel): a .pth line
+	# puts the repository root on the venv's path, for chapters, tests and CI alike
+	$(BIN)/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'qbook.pth').write_text('$(CURDIR)\\n')"
 	touch $(STAMP)
 
 # jupyter-cache keys on a cell's source only, so the inputs every chapter
 # reads (qlib, the pinned packages, the stored benchmark results) are hashed
 # too: when they change, the cache and Sphinx's environment are cleared and
 # every chapter re-executes; otherwise only edited chapters do.
-INPUTS_HASH = $(shell cat requirements.txt $$(find qlib benchmarks -name '*.py' -o -name '*.json' -o -name '*.pkl.gz' | LC_ALL=C sort) 2>/dev/null | sha256sum | cut -c1-16)
+INPUTS_HASH = $(shell cat requirements.txt $$(find qlib qbook benchmarks -name '*.py' -o -name '*.json' -o -name '*.pkl.gz' | LC_ALL=C sort) 2>/dev/null | sha256sum | cut -c1-16)
 
 book: $(STAMP)
 	@if [ "$$(cat _build/.inputs-hash 2>/dev/null)" != "$(INPUTS_HASH)" ]; then \

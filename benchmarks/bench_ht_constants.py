@@ -81,7 +81,7 @@ PATHS_TIMES = {"empty": (1, 2, 3, 4, 6, 8, 10.0), "overloaded": (0.5, 1, 2, 3, 4
 
 
 def run_paths(beta, data):
-    from qlib.halfin_whitt.paths import overloaded_start
+    from qbook.ht_paths import overloaded_start
     for kind, times in PATHS_TIMES.items():
         key = f"{PATHS_N}/{beta}/{kind}"
         if key in data:

@@ -46,7 +46,10 @@ __all__ = ["__version__", "stats", "meanfield", "graphs", "sim", "exact", "halfi
            "stationary_jsq", "sweep"]
 
 if TYPE_CHECKING:  # static analysers and IDEs see the names directly
-    from qlib import exact, graphs, halfin_whitt, meanfield, sim, stats, sweep
+    from qlib import exact, graphs, halfin_whitt, meanfield, sim, stats
+    # qlib.sweep is a callable package: what a script does with it is call it
+    # (qlib.sweep(grid, ...)); its other names: from qlib.sweep import points, ...
+    from qlib.sweep import sweep
     from qlib.halfin_whitt import simulate_jsq, simulate_jsq_d, simulate_tasks, stationary_jsq
     from qlib.meanfield.degrees import DegreeDistribution
     from qlib.sim import ReplicationResult, SimulationResult, replicate, simulate

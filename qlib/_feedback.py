@@ -23,6 +23,18 @@ def say(msg: str, *, force: bool = False) -> None:
         print(f"qlib: {msg}", file=sys.stderr, flush=True)
 
 
+def cold(dispatcher) -> bool:
+    """Whether the first call of a numba ``dispatcher`` compiles: nothing compiled in
+    this process and no cache on disk (numba keeps it next to the package, or in the
+    user's cache folder where the package's folder is read-only)."""
+    if getattr(dispatcher, "signatures", None):
+        return False
+    try:
+        return not os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
+
+
 def compile_notice(dispatcher, what: str) -> None:
     """Say "compiling kernels (once)" before the first call of a numba ``dispatcher``
     whose on-disk cache is still empty (later calls and processes load the cache)."""

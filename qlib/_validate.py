@@ -32,7 +32,8 @@ from collections.abc import Mapping
 import numpy as np
 
 __all__ = ["InvalidType", "real", "positive", "nonnegative", "probability", "integer", "flag",
-           "mapping", "memory_estimate", "check_memory", "check_arrays", "MEMORY_LIMIT"]
+           "mapping", "memory_estimate", "check_memory", "check_arrays", "MEMORY_LIMIT",
+           "directed_graph"]
 
 #: Largest allocation (bytes) a front end makes without refusing: 4 GiB.
 MEMORY_LIMIT = 4 * 2**30
@@ -289,3 +290,9 @@ def check_arrays(terms, *, what, limit=None):
     total = sum(int(b) for _, b in terms.values())
     name = max(terms, key=lambda k: int(terms[k][1]))
     check_memory(total, name, terms[name][0], what=what, limit=limit)
+
+
+def directed_graph(name, G):
+    """The error for a directed networkx graph ``name``: what to pass instead."""
+    return (f"{name} is a directed networkx graph ({type(G).__name__}); JSQ needs an undirected "
+            f"one: pass {name}.to_undirected() (an edge in either direction becomes one edge)")

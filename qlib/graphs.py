@@ -317,7 +317,8 @@ def from_edges(n: int, edges: Iterable[tuple[int, int]], name: str = "from_edges
     if e.min() < 0 or e.max() >= n:
         raise ValueError("edges: vertex out of range")
     if np.any(e[:, 0] == e[:, 1]):
-        raise ValueError("edges: self-loops are not allowed")
+        k = int(np.flatnonzero(e[:, 0] == e[:, 1])[0])
+        raise ValueError(f"edges: self-loops are not allowed (pair {k}: {tuple(int(x) for x in e[k])})")
     lo, hi = e.min(axis=1), e.max(axis=1)
     if _unique(lo * n + hi).size != lo.size:
         raise ValueError("edges: duplicate edges are not allowed")
@@ -329,9 +330,7 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     """Graph from an undirected ``networkx.Graph``; nodes are relabelled ``0..n-1``.
 
     Node ``v`` becomes vertex ``i``, its position in ``list(G.nodes())`` (networkx's
-    insertion order). Self-loops are dropped with a ``UserWarning`` (JSQ on closed
-    neighbourhoods already counts a server once; :func:`from_edges` refuses them,
-    since there they are a mistake in a hand-written list).
+    insertion order). Self-loops are refused, as :func:`from_edges` refuses them.
 
     Parameters
     ----------
@@ -349,7 +348,10 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     Raises
     ------
     TypeError
-        If ``G`` is not an undirected ``networkx.Graph``.
+        If ``G`` is not a ``networkx.Graph``, or is directed (pass
+        ``G.to_undirected()``).
+    ValueError
+        If ``G`` has self-loops.
 
     Examples
     --------
@@ -362,16 +364,17 @@ def from_networkx(G: nx.Graph, name: str | None = None, *,
     {'a': 0, 'b': 1, 'c': 2}
     """
     import networkx as nx
-    if not isinstance(G, nx.Graph) or G.is_directed():
-        raise TypeError("G must be an undirected networkx.Graph")
+    if not isinstance(G, nx.Graph):
+        raise TypeError(f"G must be an undirected networkx.Graph, got {type(G).__name__}")
+    if G.is_directed():
+        raise TypeError(V.directed_graph("G", G))
     nodes = list(G.nodes())
     idx = {v: i for i, v in enumerate(nodes)}
     loops = sum(1 for u, v in G.edges() if u == v)
     if loops:
-        import warnings
-        warnings.warn(f"from_networkx: dropped {loops} self-loop(s) of G", UserWarning,
-                      stacklevel=2)
-    edges = [(idx[u], idx[v]) for u, v in G.edges() if u != v]
+        raise ValueError(f"G has {loops} self-loop(s), which a JSQ graph cannot hold; remove them "
+                         "first: G.remove_edges_from(list(networkx.selfloop_edges(G)))")
+    edges = [(idx[u], idx[v]) for u, v in G.edges()]
     g = from_edges(len(nodes), edges, name or "networkx")
     return (g, idx) if return_mapping else g
 

@@ -1,10 +1,10 @@
-"""qlib.exact.closure_checks: predictions against exact chains of small static graphs."""
+"""qbook.closure_checks: predictions against exact chains of small static graphs."""
 import math
 
 import pytest
 
 from qlib import DegreeDistribution, graphs
-from qlib.exact import closure_checks as cx
+from qbook import closure_checks as cx
 from qlib.exact import stationary
 from qlib.meanfield import fluid
 

@@ -27,8 +27,8 @@ def _tests(name):
 CASES = [(m, t.name) for m in MODULES for t in _tests(m)]
 
 
-@pytest.mark.parametrize("module,name", CASES, ids=[n for _, n in CASES])
-def test_docstring_example(module, name):
+def run_example(module, name):
+    """Run the doctest ``name`` of ``module``; fail on a wrong output."""
     (test,) = [t for t in _tests(module) if t.name == name]
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     with warnings.catch_warnings():
@@ -41,3 +41,8 @@ def test_docstring_example(module, name):
 def test_the_most_used_callables_have_examples():
     names = {n for _, n in CASES}
     assert len(names) >= 20, len(names)
+
+
+@pytest.mark.parametrize("module,name", CASES, ids=[n for _, n in CASES])
+def test_docstring_example(module, name):
+    run_example(module, name)

@@ -1,13 +1,13 @@
 """Unit tests of the helpers moved out of the Part III chapters:
-qlib.halfin_whitt.alternatives, .wait_runs and .diffusion_checks."""
+qbook.ht_alternatives, .wait_runs and .diffusion_checks."""
 import math
 
 import numpy as np
 import pytest
 
-from qlib.halfin_whitt import alternatives as A
-from qlib.halfin_whitt import diffusion_checks as D
-from qlib.halfin_whitt import wait_runs as W
+from qbook import ht_alternatives as A
+from qbook import diffusion_checks as D
+from qbook import wait_runs as W
 
 
 def test_d_sequences_ordered_around_threshold():

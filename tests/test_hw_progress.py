@@ -52,3 +52,27 @@ def test_a_sliced_run_is_not_trivially_equal():
     a = simulate_jsq(60, 1.0, t_end=50.0, seed=1, progress=True, batches=4)
     b = simulate_jsq(60, 1.0, t_end=50.0, seed=2, batches=4)
     assert not _same(a, b)
+
+
+def test_the_bar_says_it_compiles_and_its_clock_starts_after_the_first_slice():
+    import io
+    import time
+
+    from tqdm import tqdm
+
+    from qlib._feedback import cold
+    from qlib.halfin_whitt._slices import _Bar
+
+    class Uncompiled:                                 # a dispatcher with no signature, no cache
+        signatures = []
+
+    out = io.StringIO()
+    assert cold(Uncompiled())
+    bar = _Bar(tqdm(total=10.0, file=out, mininterval=0), 10.0, cold(Uncompiled()))
+    assert "compiling" in out.getvalue()
+    time.sleep(0.5)                                   # the first slice: as slow as a compilation
+    bar.update(1.0)
+    for _ in range(3):
+        bar.update(1.0)
+    assert bar.n == 4.0 and bar._bar.format_dict["elapsed"] < 0.25   # the compilation is not in the rate
+    bar.close()

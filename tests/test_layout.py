@@ -8,11 +8,17 @@
 * no module is much past 600 lines, and each says its one idea in its
   docstring's first line;
 * the flat paths of 0.1 (removed in 0.2) stay gone: no module of that name, and
-  nothing imports one.
+  nothing imports one;
+* the library stands alone: no module's code names ``__file__``, a parent
+  folder, ``benchmarks`` or the book's package ``qbook``, and every module
+  imports with the repository off the path, opening no file of it;
+* the tests that need the repository are marked as the book's (conftest.py).
 """
 import ast
 import importlib
+import os
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -200,3 +206,101 @@ def test_the_floor_check_finds_a_lazy_upward_import(tmp_path):
     high.write_text("from qlib.stats.low import f\n")
     known = {"qlib.stats.low": low, "qlib.sim.high": high}
     assert upward_imports(known, floors()) == [("qlib.stats.low", "qlib.sim.high")]
+
+
+# ------------------------------------------------- the library stands alone ----
+REPO = ROOT.parent
+_REPO_READ = re.compile(r"__file__|parents\[|\bbenchmarks\s*/|[\"']benchmarks[\"']|\bqbook\b")
+
+
+def repo_reads(path):
+    """Lines of a qlib module's code (docstrings and comments aside) that reach for a
+    file of the repository or for the book's support package."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and id(node) in docs:
+            continue
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.ImportFrom, ast.Import)):
+            src = ast.unparse(node)
+            if _REPO_READ.search(src):
+                out.append((node.lineno, src[:80]))
+    return sorted(set(out))
+
+
+def test_the_repo_read_scan_finds_one(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""Reads benchmarks/x.json (a docstring may say so)."""\nimport pathlib\n'
+                   'P = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "x.json"\n'
+                   'from qbook import recorded\n')
+    found = repo_reads(bad)
+    assert {ln for ln, _ in found} == {3, 4}, found
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_no_module_reads_the_repository(name):
+    found = repo_reads(modules()[name])
+    assert not found, f"{name} reaches outside the package (qbook, benchmarks/, __file__): {found}"
+
+
+IMPORT_ALONE = r"""
+import importlib, pkgutil, sys
+repo = sys.argv[1]
+sys.path[:] = [p for p in sys.path if p.rstrip("/") != repo]   # the repository root is not on the path
+
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("qbook", "benchmarks", "tools", "tests"):
+            raise ImportError(f"qlib imported {name}, a part of the repository")
+
+sys.meta_path.insert(0, Refuse())
+reads = []
+def audit(event, args):
+    # a file of the repository other than qlib's own and the environment's (.venv)
+    if event == "open" and isinstance(args[0], str) and args[0].startswith(repo + "/") \
+            and args[0][len(repo) + 1:].split("/")[0] not in ("qlib", ".venv"):
+        reads.append(args[0])
+sys.addaudithook(audit)
+import qlib
+mods = ["qlib"] + [m.name for m in pkgutil.walk_packages(qlib.__path__, "qlib.")
+                   if not m.name.startswith("qlib.sweep")]   # the optional extra
+for m in mods:
+    importlib.import_module(m)
+assert not reads, reads
+print(len(mods))
+"""
+
+
+def test_every_module_imports_without_the_repository(tmp_path):
+    # qlib through a link of its own: neither the repository root nor qbook is reachable
+    (tmp_path / "qlib").symlink_to(ROOT, target_is_directory=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", IMPORT_ALONE, str(REPO)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout) > 40
+
+
+def test_only_the_book_tests_read_the_repository():
+    from conftest import is_book_test
+    here = Path(__file__).resolve().parent
+    reach = re.compile(r"parents\[|ROOT\b|[\"'/]chapters[\"'/]|[\"']benchmarks[\"']|\bqbook\b")
+    bad = [p.name for p in sorted(here.glob("test_*.py"))
+           if not is_book_test(p) and reach.search(p.read_text())]
+    assert not bad, f"library tests that read the repository (name them in conftest.BOOK): {bad}"
+
+
+def test_no_name_shadows_a_module():
+    # `qlib.stats.x` is the module x, never a function of the same name re-exported over it
+    bad = []
+    for name in sorted(modules()):
+        parent, _, leaf = name.rpartition(".")
+        if parent and not leaf.startswith("_"):
+            mod = importlib.import_module(name)
+            if getattr(importlib.import_module(parent), leaf) is not mod:
+                bad.append(name)
+    assert not bad, f"a public name hides its module: {bad}"

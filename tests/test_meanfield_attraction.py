@@ -9,7 +9,6 @@ from qlib.meanfield import fluid
 from qlib.meanfield.attraction import (brackets, gap_structure, offdiagonal_min, project, slow_decay,
                                        window_rate)
 from qlib.meanfield.path_gap import fluid_deviation
-from qlib.meanfield.rounding import recursion_rounding
 from qlib.stats.welch import mean_of_means, welch_difference
 
 P2 = DegreeDistribution.point(2)
@@ -53,11 +52,6 @@ def test_project_and_window_rate_recover_a_known_rate():
     assert rate == pytest.approx(0.3, rel=1e-9) and se < 1e-9
 
 
-def test_recursion_rounding_within_bound():
-    r = recursion_rounding(3, 0.5)
-    assert r.worst_ratio <= 1 and r.worst_equilibrium <= 1 and r.levels > 3
-
-
 def test_fluid_deviation_ignores_sparse_levels():
     ode = np.array([[1.0, 0.5, 1e-4], [1.0, 0.5, 1e-4]])
     sim = [ode + np.array([0.0, 0.0, 0.01])]               # error only where n q < 10
@@ -79,7 +73,6 @@ def test_welch_helpers():
     (lambda: slow_decay(0.8, P2, [1.0], [0, 1], z_start=1e-7, z_stop=1e-4), ValueError),
     (lambda: gap_structure(0.8, P2, tols=()), ValueError),
     (lambda: window_rate([0, 1, 2], np.ones((1, 3)), (0, 2)), ValueError),
-    (lambda: recursion_rounding(0, 0.5), ValueError),
     (lambda: fluid_deviation([], np.ones((2, 2)), 10), ValueError),
     (lambda: fluid_deviation([np.ones((2, 2))], np.ones((2, 2)), 0), ValueError),
     (lambda: welch_difference([1.0], [1.0, 2.0]), ValueError),

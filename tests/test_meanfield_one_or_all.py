@@ -1,4 +1,4 @@
-"""qlib.meanfield.one_or_all: the stored runs of both policies, the price of asking one, the pair errors."""
+"""qbook.one_or_all: the stored runs of both policies, the price of asking one, the pair errors."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from qlib.meanfield import DegreeDistribution, fluid, pair_approximation  # noqa: E402
-from qlib.meanfield import one_or_all as oa  # noqa: E402
+from qbook import one_or_all as oa  # noqa: E402
 from qlib.meanfield.choices import response_time as choices_R  # noqa: E402
 from qlib.meanfield.pair_choices import pair_approximation_choices  # noqa: E402
 from qlib.stats import t_quantile  # noqa: E402

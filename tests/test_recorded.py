@@ -1,4 +1,4 @@
-"""Recorded runs (qlib.sim.recorded): keys, replay, staleness, and the committed stores."""
+"""Recorded runs (qbook.recorded): keys, replay, staleness, and the committed stores."""
 import gzip
 import pickle
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from qlib import graphs, replicate, simulate
-from qlib.sim.recorded import RecordedRuns, call_key, code_version
+from qbook.recorded import RecordedRuns, call_key, code_version
 
 ROOT = Path(__file__).resolve().parents[1]
 KW = dict(replications=2, t_end=20.0, burn_in=5.0, batches=4)

@@ -1,4 +1,4 @@
-"""Unit tests of qlib.exact.refined_check (the finite-n chapter's helpers)
+"""Unit tests of qbook.refined_check (the finite-n chapter's helpers)
 and of qlib.sim.own_starts.replicate_after_pilot (bounded resampling's)."""
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qlib import DegreeDistribution, graphs
-from qlib.exact import extrapolate_quadratic, refined_cell, refined_gaps
+from qbook.refined_check import extrapolate_quadratic, refined_cell, refined_gaps
 from qlib.meanfield.expansion import refined
 from qlib.sim.own_starts import replicate_after_pilot
 

@@ -324,6 +324,22 @@ def test_to_dict_and_back(name):
         type(r).from_dict({**d, "type": "Other"})
 
 
+@pytest.mark.parametrize("name", ["simulate", "replicate", "simulate_jsq"])
+def test_equality_and_a_json_round_trip(name):
+    import json
+    r = run(name)
+    assert r == type(r).from_dict(r.to_dict()) and not (r != r)
+    d = json.loads(json.dumps(r.to_dict(json=True)))       # only json types inside
+    back = type(r).from_dict(d)
+    assert back == r and isinstance(back.occupancy, np.ndarray)
+    d = r.to_dict()
+    if "results" in d:                                       # replications: change one of them
+        d["results"] = [{**d["results"][0], "wall_time": 1e9}] + d["results"][1:]
+    else:
+        d["wall_time"] = 1e9
+    assert type(r).from_dict(d) != r and (r == 1) is False
+
+
 def test_to_xarray():
     pytest.importorskip("xarray")
     r = run("replicate")
@@ -372,8 +388,20 @@ def test_torus_and_grid():
 def test_from_networkx_order_mapping_and_self_loops():
     import networkx as nx
     G = nx.Graph([("x", "y"), ("y", "z"), ("z", "z")])
-    with pytest.warns(UserWarning, match="self-loop"):
-        g, where = graphs.from_networkx(G, return_mapping=True)
+    # a self-loop is refused by both builders alike, and the message says how to drop it
+    with pytest.raises(ValueError, match="selfloop_edges"):
+        graphs.from_networkx(G)
+    with pytest.raises(ValueError, match=r"self-loops.*pair 1: \(2, 2\)"):
+        graphs.from_edges(3, [(0, 1), (2, 2)])
+    G.remove_edges_from(list(nx.selfloop_edges(G)))
+    g, where = graphs.from_networkx(G, return_mapping=True)
     assert where == {"x": 0, "y": 1, "z": 2} and g.indptr[-1] == 4
-    with pytest.raises(ValueError):
-        graphs.from_edges(2, [(0, 0)])
+
+
+def test_a_directed_graph_is_refused_with_the_way_out():
+    import networkx as nx
+    D = nx.DiGraph(nx.cycle_graph(5))
+    for call in (lambda: graphs.from_networkx(D), lambda: simulate(D, 0.5, t_end=1.0, seed=1)):
+        with pytest.raises(TypeError, match=r"to_undirected\(\)"):
+            call()
+    assert graphs.from_networkx(D.to_undirected()).indptr[-1] == 10

@@ -1,11 +1,11 @@
-"""qlib.sim.audit: a replicated cell with its burn-in test and autocorrelation time."""
+"""qbook.audit: a replicated cell with its burn-in test and autocorrelation time."""
 import dataclasses
 
 import numpy as np
 import pytest
 
 from qlib import graphs, replicate
-from qlib.sim.audit import AuditedCell, audited_replicate, burn_in_verdict
+from qbook.audit import AuditedCell, audited_replicate, burn_in_verdict
 from qlib.stats import burn_in_check, iat, leftover_bias, replication_ci
 
 

@@ -1,4 +1,4 @@
-"""qlib.meanfield.static_runs: rows of simulated cells, their tables, test families, figures, burn-in helpers."""
+"""qbook.static_runs: rows of simulated cells, their tables, test families, figures, burn-in helpers."""
 from types import SimpleNamespace as NS
 
 import matplotlib
@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 from qlib import DegreeDistribution, graphs, replicate  # noqa: E402
 from qlib.meanfield import fluid, refined  # noqa: E402
-from qlib.meanfield import static_runs as sr  # noqa: E402
+from qbook import static_runs as sr  # noqa: E402
 from qlib.stats import burn_in_family, simultaneous  # noqa: E402
 
 ROW = dict(top="g", lam=0.5, R=1.2, se=0.01, fluid=1.1, refined=1.15, pair=1.16, local=1.2)

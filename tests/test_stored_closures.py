@@ -1,7 +1,7 @@
-"""qlib.meanfield.stored_closures: the stored window hierarchy and star closures, and their tables."""
+"""qbook.stored_closures: the stored window hierarchy and star closures, and their tables."""
 import pytest
 
-from qlib.meanfield import stored_closures as sc
+from qbook import stored_closures as sc
 
 
 def test_stored_benchmark_refuses_other_names():

@@ -247,3 +247,29 @@ def test_open_store_alone_reads_the_recorded_grid(client, tmp_path):
 def test_import_qlib_sweep_gives_the_package():
     import qlib.sweep as s
     assert callable(s) and s is qlib.sweep and callable(s.replication_result)
+
+
+def test_a_generator_seed_draws_the_root_seed(client):
+    grid = {"graph": ["ring"], "n": [30], "lam": [0.7], "mu": [0.0]}
+    kw = {k: v for k, v in KW.items() if k != "seed"}
+    a = qlib.sweep(grid, client=client, seed=np.random.default_rng(3), **kw)
+    b = qlib.sweep(grid, client=client, seed=int(np.random.default_rng(3).integers(0, 2**63)), **kw)
+    assert a.attrs["seed"] == b.attrs["seed"]
+    np.testing.assert_array_equal(a.R_mean.values, b.R_mean.values)
+
+
+def test_a_sweep_run_has_the_result_vocabulary():
+    from qlib.sim.result import ReplicationResult
+    from qlib.sweep import SweepRun
+    occ = np.array([1.0, 0.5, 0.1])
+    run = SweepRun(occupancy=occ, occupancy_se=np.full(3, 0.01), mean_response_time=1.2,
+                   mean_response_time_se=0.02, batch_occupancy=np.array([[1, 0.5, 0.1], [1, 0.6, 0.2]]),
+                   batch_response_time=np.array([1.1, 1.3]), batches=2, events=10, se_reliable=True,
+                   wall_time=0.0, n=10, lam=0.5, mu=0.0)
+    assert run.mean_queue_length == pytest.approx(0.6) and run.response_time == 1.2
+    assert run.mean_queue_length_se == pytest.approx(0.1)
+    rr = ReplicationResult(occupancy=occ, occupancy_se=np.full(3, 0.01),
+                           occupancy_ci=np.vstack([occ - 0.1, occ + 0.1]), mean_response_time=1.2,
+                           response_time_se=0.02, response_time_ci=(1.1, 1.3), replications=2,
+                           seed=1, results=(run, run), wall_time=0.0)
+    assert rr.mean_queue_length == pytest.approx(0.6)

@@ -4,18 +4,14 @@
 :mod:`~qlib.exact.occupancy` (the occupancy chain at μ = ∞, with a level cap
 or by adaptive projection), :mod:`~qlib.exact.phase` (tiny graphs with
 phase-type services), :mod:`~qlib.exact.transient` (the M/M/1
-transient law by uniformization); the checks of the refined mean field's
-1/n coefficient against exact chains and simulation (``refined_gaps``,
-``extrapolate_quadratic``, ``refined_cell``).
+transient law by uniformization).
 """
 from qlib.exact.tiny import MAX_N, MAX_STATES, ExactResult, stationary
 from qlib.exact.occupancy import (MAX_CHAIN_STATES, AdaptiveChainResult, OccupancyChainResult,
                                   occupancy_chain, occupancy_chain_adaptive)
 from qlib.exact.phase import PhaseResult, stationary_phase
 from qlib.exact.transient import MM1Transient, mm1_transient
-from qlib.exact.refined_check import extrapolate_quadratic, refined_cell, refined_gaps
 
 __all__ = ["stationary", "ExactResult", "MAX_N", "MAX_STATES", "occupancy_chain",
            "OccupancyChainResult", "occupancy_chain_adaptive", "AdaptiveChainResult",
-           "MAX_CHAIN_STATES", "stationary_phase", "PhaseResult", "mm1_transient", "MM1Transient",
-           "refined_gaps", "extrapolate_quadratic", "refined_cell"]
+           "MAX_CHAIN_STATES", "stationary_phase", "PhaseResult", "mm1_transient", "MM1Transient"]

@@ -22,7 +22,7 @@ __all__ = ['occupancy_chain', 'OccupancyChainResult', 'occupancy_chain_adaptive'
            'MAX_CHAIN_STATES']
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class OccupancyChainResult(_LevelEstimates, ResultIO):
     """Stationary law of the ``μ = ∞`` occupancy chain (:func:`~qlib.exact.occupancy.occupancy_chain`).
 
@@ -199,7 +199,7 @@ def occupancy_chain(n: int, lam: float, degrees: DegreeLike, truncation: int, *,
         _rerun=functools.partial(occupancy_chain, n, lam, degrees, replacement=replacement))
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class AdaptiveChainResult(ResultIO):
     """Stationary law of the ``μ = ∞`` occupancy chain on an adaptively
     chosen state set (:func:`~qlib.exact.occupancy.occupancy_chain_adaptive`).

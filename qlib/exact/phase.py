@@ -21,7 +21,7 @@ __all__ = ['stationary_phase', 'PhaseResult']
 
 
 # ------------------------------------------- phase-type services (issue 21) ----
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class PhaseResult(_LevelEstimates, ResultIO):
     """Stationary quantities of the chain with service phases
     (:func:`~qlib.exact.phase.stationary_phase`).

@@ -53,7 +53,7 @@ MAX_STATES = 2_000_000
 _LU_MAX = 4000  # sparse LU below this many unknowns, GMRES above
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ExactResult(_LevelEstimates, ResultIO):
     """Stationary quantities of the truncated chain.
 

@@ -48,9 +48,12 @@ def _check_times(t_end, burn_in):
 
 
 def _seed32(seed):
-    """A 32-bit seed for numba's generator, drawn through SeedSequence."""
+    """A 32-bit seed for numba's generator, drawn through SeedSequence, the
+    entropy to record, and the SeedSequence itself."""
     if isinstance(seed, np.random.SeedSequence):
         ss = seed
+    elif isinstance(seed, np.random.Generator):
+        ss = np.random.SeedSequence(int(seed.integers(0, 2**63)))
     elif seed is None:
         ss = np.random.SeedSequence()
     elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
@@ -58,14 +61,15 @@ def _seed32(seed):
             raise ValueError(f"seed must be >= 0, got {seed}")
         ss = np.random.SeedSequence(int(seed))
     else:
-        raise TypeError(f"seed must be None, an int >= 0 or a SeedSequence, got {seed!r}")
-    return int(ss.generate_state(1)[0]), ss.entropy
+        raise TypeError("seed must be None, an int >= 0, a numpy.random.SeedSequence or a "
+                        f"numpy.random.Generator, got {seed!r}")
+    return int(ss.generate_state(1)[0]), ss.entropy, ss
 
 
 def _seed_record(seed, entropy):
     """What the result records as its seed: the int given, else the entropy
     of the SeedSequence (an int, or a tuple of ints for a list entropy)."""
-    if isinstance(seed, numbers.Integral):
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
         return int(seed)
     if isinstance(entropy, numbers.Integral):
         return int(entropy)

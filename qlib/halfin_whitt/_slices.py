@@ -25,10 +25,38 @@ class _NoBar:
         pass
 
 
-def progress_bar(progress: bool, total: float, unit: str, desc: str):
+class _Bar:
+    """A tqdm bar whose clock starts after the first slice: the first slice may hold
+    the kernel's one-off compilation, which would make the rate, and so the ETA, wrong
+    by a large factor. Until then the bar says that it is compiling, when it is."""
+
+    def __init__(self, bar, total: float, compiling: bool) -> None:
+        self._bar, self._total, self._first = bar, total, True
+        if compiling:
+            bar.set_postfix_str("compiling the kernel (once per machine, then cached)", refresh=True)
+
+    @property
+    def n(self) -> float:
+        return self._bar.n
+
+    def update(self, step: float) -> None:
+        if self._first:
+            self._first = False
+            self._bar.set_postfix_str("", refresh=False)
+            self._bar.reset(total=self._total)      # the clock starts now, at the first slice's end
+        self._bar.update(step)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def progress_bar(progress: bool, total: float, unit: str, desc: str, *, kernel=None):
     """A tqdm bar over ``total`` when ``progress``, else an object whose
-    ``update`` and ``close`` do nothing."""
+    ``update`` and ``close`` do nothing. ``kernel`` (a numba dispatcher) not yet
+    compiled in this process: the bar says so until the first slice is done."""
     if not progress:
         return _NoBar()
     from tqdm.auto import tqdm
-    return tqdm(total=total, unit=unit, desc=desc)
+    from qlib._feedback import cold
+    return _Bar(tqdm(total=total, unit=unit, desc=desc), total,
+                kernel is not None and cold(kernel))

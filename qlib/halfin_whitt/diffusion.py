@@ -141,7 +141,7 @@ def reflected_ou(beta: float, x0: Sequence[float], *, t_end: float, dt: float, s
         ``(X_1(0), X_2(0))`` with ``X_1(0) <= 0 <= X_2(0)``.
     t_end, dt : float
         Horizon and step, ``0 < dt <= t_end``.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
     burn_in : float
         Averages are over the steps in ``[burn_in, t_end)``.
     record_dt : float, optional
@@ -215,7 +215,7 @@ def reflected_ou(beta: float, x0: Sequence[float], *, t_end: float, dt: float, s
         every = max(1, int(round(record_dt / dt)))
         nrec = nsteps // every + 1
     force = _ou_forcing(forcing, nsteps, dt)
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     m = nsteps - burn_steps
     nslice = min(_OU_FINE, m) if batches is None else int(batches)
     path, acc, cnt = _ou_kernel(seed32, beta, x1, x2, nsteps, dt, burn_steps, every,
@@ -238,7 +238,8 @@ def _ou_batch_fields(acc, cnt, window, batches, warn):
     (shape ``(nslice, 2)``) over ``cnt`` steps each."""
     from qlib import stats
     x = acc / cnt[:, None]                          # per-slice averages
-    sb = stats.slice_batches(x, window, batches=batches, warn=warn, stacklevel=3)
+    sb = stats.slice_batches(x, window, batches=batches, warn=warn, stacklevel=3,
+                             instead="run several seeds and combine them (qlib.stats.replication_ci)")
     xb = sb.sums(acc) / sb.sums(cnt)[:, None]       # batch means (slices differ by <= 1 step)
     se = xb.std(axis=0, ddof=1) / math.sqrt(sb.n_batches)
     mean = acc.sum(axis=0) / cnt.sum()
@@ -364,7 +365,7 @@ def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: floa
     block : float
         Length of the blocks of the averages, rounded to a multiple of the
         coarsest step ``dt · 2^(depth − 1)``.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
 
     Returns
     -------
@@ -393,7 +394,7 @@ def reflected_ou_crn(beta: float, x0: Sequence[float], *, t_end: float, dt: floa
     if nblocks < 2:
         raise ValueError(f"t_end - burn_in must hold at least 2 blocks of {block_fine * dt:g}")
     nfine = burn_fine + nblocks * block_fine
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     mom = _ou_crn_kernel(seed32, beta, x1, x2, nfine, dt, int(depth), burn_fine,
                          block_fine, nblocks)
     return OUCRN(beta=beta, dt=dt * 2.0 ** np.arange(depth), block=block_fine * dt,

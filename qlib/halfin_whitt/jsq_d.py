@@ -123,7 +123,7 @@ def _jsq_d_kernel(seed, lam, H, t_end, burn_in, Q, nblocks, out, slice_end, st, 
                     N[j] -= 1
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class JSQdResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.jsq_d.simulate_jsq_d`.
 
@@ -258,7 +258,7 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     initial : sequence of int, optional
         Initial ``(Q_1, Q_2, …)`` of every chain, non-increasing, ``<= n``;
         default empty.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
     capacity : int
         Largest queue length the kernel can hold (``RuntimeError`` beyond).
     progress : bool, default False
@@ -300,17 +300,14 @@ def simulate_jsq_d(n: int, beta: float, d: int | Sequence[int], *, t_end: float,
     if initial is not None:
         q = V.occupancy_counts(initial, n, max_len=capacity, cap_name="capacity")
         Q0[:, 1:q.size + 1] = q
-    if isinstance(seed, np.random.SeedSequence):
-        ss = seed
-    else:
-        _seed32(seed)  # validates
-        ss = np.random.SeedSequence(None if seed is None else int(seed))
+    ss = _seed32(seed)[2]
     lam = n - beta * math.sqrt(n)
     H = np.vstack([_sample_table(n, int(x)) for x in ds])
     out = np.zeros((int(replications), len(ds), int(nblocks), 5))
     events = 0
     st, fst = np.zeros(4, np.int64), np.zeros(2)
-    bar = progress_bar(progress, int(replications) * t_end, "time", f"simulate_jsq_d n={n}")
+    bar = progress_bar(progress, int(replications) * t_end, "time", f"simulate_jsq_d n={n}",
+                       kernel=_jsq_d_kernel)
     w0 = time.perf_counter()
     try:
         for r, child in enumerate(ss.spawn(int(replications))):

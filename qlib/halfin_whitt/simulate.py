@@ -14,6 +14,10 @@ from qlib.stats.intervals import Interval
 from qlib import _validate as V
 from qlib.halfin_whitt._slices import progress_bar, slice_ends
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos, _check_times, _seed32, _seed_record
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qlib._types import Seed
 
 __all__ = ['simulate_jsq', 'JSQResult']
 
@@ -146,7 +150,7 @@ def _jsq_kernel(seed, n, lam, t_end, burn_in, Q, K, nfine, rec_dt, nrec,
     fst[_NEXTB], fst[_CUMW], fst[_T], fst[_T3], fst[_TN] = nextb, cumw, t, t3, tn
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class JSQResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.simulate.simulate_jsq`.
 
@@ -221,12 +225,12 @@ class JSQResult(BatchIntervals, ResultIO):
     arrivals: int
     wall_time: float
     seed: object
-    mean_idle_ci: tuple = None
-    mean_q2_ci: tuple = None
-    mean_q3_ci: tuple = None
-    mean_waiting_ci: tuple = None
-    p_wait_ci: tuple = None
-    p_full_ci: tuple = None
+    mean_idle_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_q2_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_q3_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    mean_waiting_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    p_wait_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
+    p_full_ci: Interval = None  # type: ignore[assignment]  # set by simulate_jsq
     batches: int = 0
     batch_length: float = float("nan")
     corr_length: float = float("nan")
@@ -303,7 +307,8 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
     A = arr.sum()
     R = float(warr.sum() / A) if A > 0 else float("nan")
     lin = warr - (R if A > 0 else 0.0) * arr       # p_wait's linearised residual
-    sb = stats.slice_batches(np.column_stack([x, lin]), window, batches=batches, stacklevel=3)
+    sb = stats.slice_batches(np.column_stack([x, lin]), window, batches=batches, stacklevel=3,
+                             instead="run several seeds and combine them (qlib.stats.replication_ci)")
     k = sb.n_batches
     xb = sb.means(x)
     ab = sb.sums(arr)
@@ -322,7 +327,7 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
         batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable), batch_averages=xb)
 
 
-def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: object = None,
+def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
                  initial: object = None, record_dt: float | None = None,
                  batches: int | None = None, max_waits: int = 100_000,
                  capacity: int = 64, progress: bool = False) -> JSQResult:
@@ -342,7 +347,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         Length of the run, ``t_end > burn_in``.
     burn_in : float, optional
         Statistics are taken over ``[burn_in, t_end]``.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Same seed, same run.
     initial : sequence of int, optional
         Initial counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``;
@@ -444,7 +449,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
         V.check_memory(32 * nrec, "record_dt", record_dt, what=f"the {nrec} recorded points")
     else:
         nrec, record_dt = 0, 1.0
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nfine = _JSQ_FINE if batches is None else batches
@@ -452,7 +457,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     acc, arr, warr = np.zeros((nfine, 5)), np.zeros(nfine), np.zeros(nfine)
     waits, paths = np.empty(int(max_waits)), np.zeros((nrec, 4))
     ist, fst = np.zeros(10, np.int64), np.zeros(5)
-    bar = progress_bar(progress, t_end, "time", f"simulate_jsq n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_jsq n={n}", kernel=_jsq_kernel)
     try:
         for j, slice_end in enumerate(slice_ends(t_end, progress)):
             _jsq_kernel(seed32 if j == 0 else -1, n, lam, t_end, burn_in, Q, capacity, nfine,

@@ -520,8 +520,8 @@ def local_exponents(ns: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray
 def extrapolate_inv_sqrt(ns: ArrayLike, y: ArrayLike, *,
                          err: ArrayLike | None = None) -> Extrapolation:
     """Extrapolate exact finite-``n`` values ``y(n)`` to ``n = ∞`` in
-    ``x = n^{−1/2}`` (all points; see :func:`~qlib.halfin_whitt.constants.extrapolate_windows` for the
-    windowed rule the book uses).
+    ``x = n^{−1/2}`` (all points; the book's constants table uses a windowed
+    variant of this rule).
 
     The estimate is the intercept of the least-squares quadratic
     ``a + b x + c x²`` through the points.  Its error is the largest change of

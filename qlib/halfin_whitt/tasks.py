@@ -240,7 +240,7 @@ def _tasks_run(n, lam, t_end, burn_in, K, nbatch, slice_end, X, order, pos, star
     fst[0], fst[1] = t, t_arr
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class TasksResult(BatchIntervals, ResultIO):
     """Result of :func:`~qlib.halfin_whitt.tasks.simulate_tasks`.
 
@@ -395,7 +395,8 @@ def _tasks_batches(tk, ti, window, batches):
     ratios = tk[:, 1:4].sum(axis=0) / A if A > 0 else np.zeros(3)
     lin = tk[:, 1:4] - a[:, None] * ratios          # waiting, Σ wait, Σ response
     return stats.slice_batches(np.column_stack([ti / (window / nf), lin]), window,
-                               batches=batches, stacklevel=3)
+                               batches=batches, stacklevel=3,
+                               instead="run several seeds and combine them (qlib.stats.replication_ci)")
 
 
 def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
@@ -421,7 +422,7 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
         End of the arrival window, ``t_end > burn_in``.
     burn_in : float, optional
         Tasks arriving before ``burn_in`` are not recorded.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Same seed, same run.
     initial : array_like of int, optional
         Initial occupancy counts ``(Q_1, Q_2, …)``, non-increasing, ``≤ n``
@@ -480,13 +481,13 @@ def simulate_tasks(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, s
         q = V.occupancy_counts(initial, n, max_len=capacity - 1, cap_name="capacity - 1")
         for qi in q:
             X0[:int(qi)] += 1
-    seed32, entropy = _seed32(seed)
+    seed32, entropy, _ = _seed32(seed)
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nslice = _TASKS_FINE if batches is None else batches
     state = _tasks_init(seed32, n, lam, X0, capacity + 1, nslice, max_waits)
     X, tk, ti, rec, ist = state[0], state[10], state[11], state[12], state[13]
-    bar = progress_bar(progress, t_end, "time", f"simulate_tasks n={n}")
+    bar = progress_bar(progress, t_end, "time", f"simulate_tasks n={n}", kernel=_tasks_run)
     try:
         for slice_end in slice_ends(t_end, progress):
             _tasks_run(n, lam, t_end, burn_in, capacity + 1, nslice, slice_end, *state)

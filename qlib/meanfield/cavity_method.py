@@ -25,6 +25,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from qlib.meanfield.degrees import DegreeDistribution
+from qlib.stats._results import CompactResult
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
@@ -34,8 +35,8 @@ if TYPE_CHECKING:   # names for the annotations only
 __all__ = ["cavity", "CavityResult", "arrival_rates", "level_chain"]
 
 
-@dataclass(frozen=True)
-class CavityResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class CavityResult(CompactResult):
     """Fixed point of the cavity map.
 
     Attributes

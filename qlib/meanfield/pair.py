@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from qlib.stats._results import CompactResult
 
 from ._reused_solver import _ReusedSolver
 from .fluid import _check_lam
@@ -52,8 +53,8 @@ from .fluid import _check_lam
 __all__ = ["pair_approximation", "PairResult", "ring_window", "WindowResult"]
 
 
-@dataclass(frozen=True)
-class PairResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class PairResult(CompactResult):
     """Equilibrium of the pair approximation (:func:`~qlib.meanfield.pair.pair_approximation`).
 
     Attributes
@@ -494,8 +495,8 @@ def _product(p, L):
     return out
 
 
-@dataclass(frozen=True)
-class WindowResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class WindowResult(CompactResult):
     """Equilibrium of the window approximation of the ring (:func:`~qlib.meanfield.pair.ring_window`).
 
     Attributes

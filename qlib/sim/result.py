@@ -15,7 +15,7 @@ from qlib.stats.intervals import Interval, IntervalArray, _t_interval  # noqa: E
 
 
 # ------------------------------------------------------------- results ----
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class SimulationResult(ResultIO):
     """Result of :func:`~qlib.sim.run.simulate`.
 
@@ -112,8 +112,8 @@ class SimulationResult(ResultIO):
     batch_response_time: np.ndarray = None
     levels: int = 0
     batches: int = 0
-    occupancy_ci: np.ndarray = None
-    response_time_ci: tuple = None
+    occupancy_ci: IntervalArray = None  # type: ignore[assignment]  # set in __post_init__
+    response_time_ci: Interval = None  # type: ignore[assignment]  # set in __post_init__
     batch_lag1: float = float("nan")
     batch_length: float = float("nan")
     corr_length: float = float("nan")
@@ -225,7 +225,7 @@ def _batch_fields(occ, occ_f, rsum, rcnt, nfine, blen, batches, window, warn=Tru
 
 
 # ----------------------------------------------------------- replicate ----
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ReplicationResult(ResultIO):
     """Result of :func:`~qlib.sim.replications.replicate`: R independent runs of :func:`~qlib.sim.run.simulate`.
 
@@ -264,10 +264,10 @@ class ReplicationResult(ResultIO):
 
     occupancy: np.ndarray
     occupancy_se: np.ndarray
-    occupancy_ci: np.ndarray
+    occupancy_ci: IntervalArray
     mean_response_time: float
     response_time_se: float
-    response_time_ci: tuple
+    response_time_ci: Interval
     replications: int
     seed: object
     results: tuple

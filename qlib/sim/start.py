@@ -106,8 +106,10 @@ def _as_graph(graph, implicit_ok=False):
         import networkx as nx
     except ImportError:  # pragma: no cover
         nx = None
-    if nx is not None and isinstance(graph, nx.Graph) and not graph.is_directed():
+    if nx is not None and isinstance(graph, nx.Graph):
         from qlib.graphs import from_networkx
+        if graph.is_directed():
+            raise TypeError(V.directed_graph("graph", graph))
         return from_networkx(graph)
     raise TypeError("graph must be a qlib.graphs.Graph or an undirected networkx.Graph "
                     "(convert other graphs with qlib.graphs.from_networkx or "

@@ -19,7 +19,7 @@ One home for the conventions of the book:
   so a reader can see that it could have failed; :func:`~qlib.stats.families.replications_needed`
   sizes a family from a pilot.
 * **Agreement is shown, not presumed**: an equivalence test (TOST,
-  :func:`~qlib.stats.equivalence.equivalence`) declares ``|θ| < margin`` only when the data show it.
+  :func:`~qlib.stats.tost.equivalence`) declares ``|θ| < margin`` only when the data show it.
 * Burn-in is **tested, not guessed** (:func:`~qlib.stats.burn_in.burn_in_check`, with a
   ``margin`` as an equivalence test; :func:`~qlib.stats.burn_in.burn_in_family` for
   every cell of a study). The halves become a bias bound
@@ -42,7 +42,7 @@ unit steps it is ``(1 + φ) / (2 (1 − φ))``.
 
 Modules: :mod:`qlib.stats.intervals` (Student-t intervals),
 :mod:`qlib.stats.families` (Holm/Bonferroni families, detectable deviations,
-critical values, replications needed), :mod:`qlib.stats.equivalence`
+critical values, replications needed), :mod:`qlib.stats.tost`
 (equivalence tests), :mod:`qlib.stats.fits` (log-log fits),
 :mod:`qlib.stats.batch` (correlation lengths and batch means),
 :mod:`qlib.stats.burn_in` (burn-in tests), :mod:`qlib.stats.verdict`
@@ -52,7 +52,7 @@ from qlib.stats.intervals import (Interval, IntervalArray, ReplicationCI,  # noq
                                   replication_ci, t_quantile)
 from qlib.stats.families import (Family, critical_value, detectable,  # noqa: F401
                                  replications_needed, sigma_upper, simultaneous)
-from qlib.stats.equivalence import Equivalence, equivalence, replications_for_equivalence  # noqa: F401
+from qlib.stats.tost import Equivalence, equivalence, replications_for_equivalence  # noqa: F401
 from qlib.stats.fits import LogLogFit, loglog_slope  # noqa: F401
 from qlib.stats.batch import (BatchMeans, SliceBatches, batch_means, iat, lag1_threshold,  # noqa: F401
                               slice_batches, _lag1)

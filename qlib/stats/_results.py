@@ -9,7 +9,7 @@ import numpy as np
 
 from qlib.stats.intervals import Interval, IntervalArray, _t_interval
 
-__all__ = ["ResultIO", "BatchIntervals", "interval95"]
+__all__ = ["ResultIO", "BatchIntervals", "CompactResult", "interval95"]
 
 
 def interval95(center, se, df: int) -> Interval | IntervalArray:
@@ -60,6 +60,44 @@ def _short(v) -> str:
     if isinstance(v, (tuple, list)) and len(v) > 4:
         return f"{type(v).__name__}[{len(v)}]"
     return repr(v)
+
+
+def _same(a, b) -> bool:
+    """Field equality of two results: arrays element by element (NaN equal to NaN),
+    seed sequences by entropy and spawn key, nested results and the rest by ``==``."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        try:
+            return bool(np.array_equal(a, b, equal_nan=True))
+        except TypeError:                           # not numbers
+            return bool(np.array_equal(a, b))
+    if isinstance(a, np.random.SeedSequence) or isinstance(b, np.random.SeedSequence):
+        return (isinstance(a, np.random.SeedSequence) and isinstance(b, np.random.SeedSequence)
+                and _same(a.entropy, b.entropy) and tuple(a.spawn_key) == tuple(b.spawn_key))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)
+
+
+def _plain(v):
+    """``v`` in the types ``json.dumps`` writes."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, np.random.SeedSequence):
+        return {"entropy": _plain(v.entropy), "spawn_key": [int(x) for x in v.spawn_key]}
+    if isinstance(v, ResultIO):
+        return v.to_dict(json=True)
+    return v
 
 
 class ResultIO:
@@ -125,14 +163,39 @@ class ResultIO:
             rows.append(f"{k:<18}{v:>12.6g}{'' if math.isnan(se) else format(se, '.3g'):>11}{ci:>26}")
         return "\n".join(rows)
 
-    def to_dict(self) -> dict:
-        """The result's fields as a plain dict (arrays stay numpy arrays; nested results
-        become dicts; intervals become ``(low, high)`` tuples); :meth:`from_dict` reads it back.
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same type with equal fields (arrays element by element, NaN
+        equal to NaN; seeds by their entropy and spawn key)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name))
+                   for f in dataclasses.fields(self))
+
+    __hash__ = None   # type: ignore[assignment]  # mutable arrays inside: not hashable
+
+    def to_dict(self, *, json: bool = False) -> dict:
+        """The result's fields as a plain dict; :meth:`from_dict` reads it back.
+
+        Parameters
+        ----------
+        json : bool, default False
+            False: arrays stay numpy arrays, nested results become dicts. True: only
+            what ``json.dumps`` writes (lists, floats, ints, strings, None; a seed
+            sequence as its entropy and spawn key), so ``json.dumps(r.to_dict(json=True))``
+            works and :meth:`from_dict` restores the arrays.
 
         Returns
         -------
         dict
             Every dataclass field, plus ``"type"`` (the class name).
+
+        Examples
+        --------
+        >>> import json
+        >>> from qlib import graphs, replicate
+        >>> r = replicate(graphs.ring(10), 0.5, replications=2, t_end=20.0, seed=1)  # doctest: +SKIP
+        >>> type(r).from_dict(json.loads(json.dumps(r.to_dict(json=True)))) == r  # doctest: +SKIP
+        True
         """
         out = {"type": type(self).__name__}
         for f in dataclasses.fields(self):
@@ -140,11 +203,13 @@ class ResultIO:
                 continue
             v = getattr(self, f.name)
             if isinstance(v, tuple) and v and isinstance(v[0], ResultIO):
-                v = [r.to_dict() for r in v]
+                v = [r.to_dict(json=json) for r in v]
             elif isinstance(v, np.ndarray):
-                v = np.asarray(v).copy()
+                v = v.tolist() if json else np.asarray(v).copy()
             elif isinstance(v, tuple):
-                v = tuple(v)
+                v = _plain(v) if json else tuple(v)
+            elif json:
+                v = _plain(v)
             out[f.name] = v
         return out
 
@@ -169,12 +234,19 @@ class ResultIO:
         if d.get("type", cls.__name__) != cls.__name__:
             raise ValueError(f"d holds a {d.get('type')}, not a {cls.__name__}")
         kw = {}
-        names = {f.name for f in dataclasses.fields(cls)}
+        fields = {f.name: str(f.type) for f in dataclasses.fields(cls)}
         for k, v in d.items():
-            if k not in names:
+            if k not in fields:
                 continue
             if isinstance(v, list) and v and isinstance(v[0], dict) and "type" in v[0]:
                 v = tuple(ResultIO._registry[x["type"]].from_dict(x) for x in v)
+            elif isinstance(v, list) and ("ndarray" in fields[k] or "IntervalArray" in fields[k]):
+                # from to_dict(json=True)
+                v = np.asarray(v, dtype=float if any(x is None for x in np.ravel(v)) else None)
+            elif isinstance(v, list) and ("tuple" in fields[k] or "Interval" in fields[k]):
+                v = tuple(v)
+            elif isinstance(v, dict) and set(v) == {"entropy", "spawn_key"}:
+                v = np.random.SeedSequence(v["entropy"], spawn_key=tuple(v["spawn_key"]))
             kw[k] = v
         return cls(**kw)
 
@@ -209,3 +281,27 @@ class ResultIO:
                     dv[name + suffix] = ((), float(v))
         attrs["type"] = type(self).__name__
         return xr.Dataset(dv, attrs=attrs)
+
+
+class CompactResult:
+    """Mixin of the frozen results that are no simulation (the mean-field solvers'):
+    a one-screen ``repr`` (scalars shown, arrays by their shape) and ``==`` by fields,
+    as :class:`ResultIO` gives the simulators' results."""
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name.startswith("_") or callable(v):
+                continue
+            parts.append(f"{f.name}={_short(v) if not dataclasses.is_dataclass(v) else type(v).__name__ + '(…)'}")
+        text = f"{type(self).__name__}({', '.join(parts)})"
+        return text if len(text) <= 600 else text[:597] + "…)"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name))
+                   for f in dataclasses.fields(self))
+
+    __hash__ = None   # type: ignore[assignment]  # arrays inside: not hashable

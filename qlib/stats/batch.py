@@ -408,7 +408,8 @@ class SliceBatches:
 
 
 def slice_batches(series: ArrayLike, window: float, *, batches: int | None = None,
-                  lag1_alpha: float = 0.01, warn: bool = True, stacklevel: int = 2) -> SliceBatches:
+                  lag1_alpha: float = 0.01, warn: bool = True, stacklevel: int = 2,
+                  instead: str = "use independent replications (replicate)") -> SliceBatches:
     """Group the slices of a run into batches: one rule for every simulator.
 
     A simulator cuts its measurement window into ``n`` equal slices and
@@ -459,6 +460,9 @@ def slice_batches(series: ArrayLike, window: float, *, batches: int | None = Non
     stacklevel : int, default 2
         As for ``warnings.warn``, counted from the function that calls
         ``slice_batches`` (2: its caller; point it at the user's call).
+    instead : str, default "use independent replications (replicate)"
+        The warning's advice besides running longer: what the calling
+        simulator offers instead of one long run.
 
     Returns
     -------
@@ -492,8 +496,8 @@ def slice_batches(series: ArrayLike, window: float, *, batches: int | None = Non
                          f"the window of {window:.4g} time units holds {window / need:.3g} batches of "
                          f"max(20 L, 80 τ) = {need:.4g} (L = {L:.4g}, τ = {tau:.4g}), 10 such batches "
                          f"need about {10 * need:.4g}; ",
-                         f"Run longer (t_end − burn_in >= {10 * need:.4g}) or use independent "
-                         "replications (replicate).", stacklevel=stacklevel + 1)
+                         f"Run longer (t_end − burn_in >= {10 * need:.4g}) or {instead}.",
+                         stacklevel=stacklevel + 1)
     return SliceBatches(starts, per, k, per * dt, L, lag1, thr, reliable, tau, need)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from dataclasses import dataclass
 from qlib._lazy import scipy_stats as _st
 
-from qlib.stats.equivalence import equivalence
+from qlib.stats.tost import equivalence
 from qlib.stats.families import detectable
 from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar,
                                   replication_ci, t_quantile)
@@ -128,7 +128,7 @@ def burn_in_check(path: ArrayLike, dt: float = 1.0, *, replications: bool = Fals
     check fails when the difference of the two half-window means is
     significant at ``1 − level`` (Bonferroni over columns) -- a test that a
     noisy run passes whatever its trend. With ``margin`` it is an
-    *equivalence* test (:func:`~qlib.stats.equivalence.equivalence`, TOST): it passes only when the
+    *equivalence* test (:func:`~qlib.stats.tost.equivalence`, TOST): it passes only when the
     data show ``|first − second| < margin`` in every column, so a noisy run
     fails.
 
@@ -164,7 +164,7 @@ def burn_in_check(path: ArrayLike, dt: float = 1.0, *, replications: bool = Fals
         interval of each column (see above). ``None``: the significance test
         only.
     method : {"bonferroni", "iut"}
-        How the equivalence test treats the columns (:func:`~qlib.stats.equivalence.equivalence`):
+        How the equivalence test treats the columns (:func:`~qlib.stats.tost.equivalence`):
         per-column verdicts at family-wise ``level``, or one global verdict
         (intersection–union: every column, and every call, at ``level``; for
         a study whose claim is that *all* its cells are burnt in).
@@ -297,7 +297,7 @@ def burn_in_family(halves: Mapping, margin: float | Mapping, *, relative: bool =
     level : float, default 0.95
         Level of each cell's test.
     method : {"iut", "bonferroni"}
-        As for :func:`~qlib.stats.equivalence.equivalence`, over the columns of one cell.
+        As for :func:`~qlib.stats.tost.equivalence`, over the columns of one cell.
 
     Returns
     -------

@@ -167,6 +167,12 @@ class Interval(tuple):
     1.1625
     """
 
+    # set in __new__; declared so that type checkers know them
+    center: float
+    se: float
+    df: int
+    level: float
+
     def __new__(cls, pair, center=math.nan, se=math.nan, df=0, level=0.95):
         low, high = (float(x) for x in pair)
         self = super().__new__(cls, (low, high))

@@ -13,7 +13,7 @@ Four kinds of check, each worded for what it can show:
 
 ``"equivalence"``
     "agrees" / "is over": two one-sided tests against a margin fixed before
-    the runs (:func:`~qlib.stats.equivalence.equivalence`). The line gives the
+    the runs (:func:`~qlib.stats.tost.equivalence`). The line gives the
     achieved bound, the margin and the resolvable margin.
 ``"significance"``
     a simulator against an exact value (the null is "the simulator is
@@ -113,7 +113,7 @@ class Check:
     @classmethod
     def from_equivalence(cls, eq, claim: str, *, percent: bool = False, unit: str = "",
                          method: str | None = None) -> "Check":
-        """From an :class:`~qlib.stats.equivalence.Equivalence` (or anything
+        """From an :class:`~qlib.stats.tost.Equivalence` (or anything
         with ``achieved``, ``margin``, ``resolvable``, ``passed``, ``m``): the
         worst check relative to its margin."""
         ach = np.atleast_1d(np.asarray(eq.achieved, dtype=float))

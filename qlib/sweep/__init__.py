@@ -59,8 +59,9 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
     batches : int >= 2, optional
         As for :func:`qlib.sim.simulate <qlib.sim.run.simulate>` (default: from the measured
         correlation length).
-    seed : int >= 0, optional
-        Root seed (:func:`~qlib.sweep.grid.point_seed`). None draws one (recorded in the
+    seed : int >= 0 or numpy.random.Generator, optional
+        Root seed (:func:`~qlib.sweep.grid.point_seed`); a Generator draws it from its
+        state (and advances it). None draws one (recorded in the
         result's attributes), or, when ``store`` exists, takes the stored one.
     client : None, dask.distributed.Client or str
         None starts a ``LocalCluster`` with one single-threaded process per
@@ -108,6 +109,9 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
             batches, (int, np.integer)) or batches < 2):
         raise ValueError(f"batches must be None or an int >= 2, got {batches!r}")
     batches = None if batches is None else int(batches)
+    if isinstance(seed, np.random.Generator):
+        # its state draws the root seed (an int, recorded with the results like any other)
+        seed = int(seed.integers(0, 2**63))
     if seed is not None:
         seed = _root(seed)
     pts, dims, shape = points(grid)
@@ -233,6 +237,31 @@ class SweepRun:
     n: int
     lam: float
     mu: float
+
+    # the names every result uses for the same quantities (as SimulationResult)
+    @property
+    def response_time(self) -> float:
+        """The mean response time ``R`` of the run (``mean_response_time``)."""
+        return self.mean_response_time
+
+    @property
+    def response_time_se(self) -> float:
+        """Its batch-means standard error."""
+        return self.mean_response_time_se
+
+    @property
+    def mean_queue_length(self) -> float:
+        """Mean number of tasks per server, ``Σ_{i≥1} q(i)`` (time average)."""
+        return float(np.sum(self.occupancy[1:]))
+
+    @property
+    def mean_queue_length_se(self) -> float:
+        """Its batch-means standard error (the batches of ``batch_occupancy``)."""
+        b = np.asarray(self.batch_occupancy)
+        if b.ndim != 2 or b.shape[0] < 2:
+            return float("nan")
+        x = b[:, 1:].sum(axis=1)
+        return float(x.std(ddof=1) / np.sqrt(x.size))
 
 
 def replication_result(ds, **coords):

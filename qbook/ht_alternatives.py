@@ -19,8 +19,8 @@ import numpy as np
 
 from qlib._validate import servers_and_beta as _n_beta
 
-from .classical import jsq_d_fixed_point
-from .jsq_d import JSQdResult, simulate_jsq_d
+from qlib.halfin_whitt.classical import jsq_d_fixed_point
+from qlib.halfin_whitt.jsq_d import JSQdResult, simulate_jsq_d
 
 if TYPE_CHECKING:   # names for the annotations only
     import pandas as pd
@@ -150,7 +150,7 @@ def resolved_burn_in(halves: Iterable[ArrayLike], margin_frac: float = 0.10, *,
     """The halves test of several runs as one equivalence verdict.
 
     Each run's block averages (shape ``(replications, blocks, quantities)``,
-    at least two blocks, e.g. from :func:`~qlib.halfin_whitt.compare.burn_in_halves`)
+    at least two blocks, e.g. from :func:`~qbook.ht_compare.burn_in_halves`)
     are split into halves and tested with
     :func:`qlib.stats.burn_in.burn_in_check` (TOST, intersection–union) against the
     margin ``margin_frac · |mean|`` per quantity. Runs whose replications
@@ -214,8 +214,8 @@ def comparison_table(exact: dict, runs: dict, runs2: dict, betas: Sequence[float
                      ) -> tuple[pd.DataFrame, dict[tuple[str, int, float], float]]:
     """The table ``P(wait) / E[W | wait] / E[W]`` of every policy at every ``(β, n)``.
 
-    Pooled M/M/n and random routing are exact (:func:`~qlib.halfin_whitt.compare.pooled`,
-    :func:`~qlib.halfin_whitt.compare.random_routing`); JSQ comes from ``exact``
+    Pooled M/M/n and random routing are exact (:func:`~qbook.ht_compare.pooled`,
+    :func:`~qbook.ht_compare.random_routing`); JSQ comes from ``exact``
     where it holds ``(n, β)`` (marked "chain", with the largest relative error
     *estimate*), otherwise from the simulation, as do JSQ(2) and
     JSQ(``⌈n^0.8⌉``) (marked with the 95 % half-width of ``E[W]``).
@@ -223,7 +223,7 @@ def comparison_table(exact: dict, runs: dict, runs2: dict, betas: Sequence[float
     Parameters
     ----------
     exact : dict
-        ``(n, β) -> (values, errors)`` from :func:`~qlib.halfin_whitt.compare.jsq_chain_row`.
+        ``(n, β) -> (values, errors)`` from :func:`~qbook.ht_compare.jsq_chain_row`.
     runs : dict
         ``(n, β) -> (names, JSQdResult)`` from :func:`coupled_run` (chain 0 JSQ,
         chain 1 JSQ(``⌈n^0.8⌉``)).
@@ -247,7 +247,7 @@ def comparison_table(exact: dict, runs: dict, runs2: dict, betas: Sequence[float
     """
     import pandas as pd
 
-    from .compare import pooled, random_routing, replication_cis
+    from qbook.ht_compare import pooled, random_routing, replication_cis
 
     for name, d in (("exact", exact), ("runs", runs), ("runs2", runs2)):
         if not isinstance(d, dict):

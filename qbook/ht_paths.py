@@ -3,7 +3,7 @@ and of its diffusion limit from two starts, the comparisons of their means
 (with the exact transient means, with the M/M/∞ phase, with the limit under a
 bias allowance), and the drain times of the queues of length three.
 
-The limit's step bias is removed, not allowed for: :func:`~qlib.halfin_whitt.paths.limit_richardson`
+The limit's step bias is removed, not allowed for: :func:`~qbook.ht_paths.limit_richardson`
 combines independent runs of the bridge scheme at ``dt`` and ``2 dt`` into
 ``2 m(dt) − m(2dt)``, whose bias is ``O(dt²)`` for a first-order scheme, and
 whose standard error counts both runs.
@@ -115,7 +115,7 @@ def limit_replications(beta: float, x0: Sequence[float], paths: int, dt: float, 
 
 @dataclass(frozen=True)
 class LimitMeans:
-    """Result of :func:`~qlib.halfin_whitt.paths.limit_richardson`, per coordinate (``x1``, ``x2``) and
+    """Result of :func:`~qbook.ht_paths.limit_richardson`, per coordinate (``x1``, ``x2``) and
     recorded time: ``mean = 2 m(dt) − m(2dt)``, ``se`` its standard error
     from both runs, ``df`` Welch's degrees of freedom, ``step = m(dt) −
     m(2dt)`` (the estimated first-order step bias of the ``dt`` run)."""
@@ -128,7 +128,7 @@ class LimitMeans:
 
 def limit_richardson(fine: Mapping, coarse: Mapping) -> LimitMeans:
     """Richardson extrapolation in the step of two independent sets of
-    limit paths (:func:`~qlib.halfin_whitt.paths.limit_replications` at ``dt`` and ``2 dt``)."""
+    limit paths (:func:`~qbook.ht_paths.limit_replications` at ``dt`` and ``2 dt``)."""
     if not math.isclose(coarse["dt"], 2 * fine["dt"]):
         raise ValueError(f"coarse dt must be twice the fine dt, got {coarse['dt']} and {fine['dt']}")
     mean, se, df, step = {}, {}, {}, {}
@@ -147,7 +147,7 @@ def limit_richardson(fine: Mapping, coarse: Mapping) -> LimitMeans:
 def limit_means(beta: float, x0: Sequence[float], paths: int, dt: float, t_end: float, seed0: int,
                 *, forcing: float | Callable[..., float] | None = None,
                 record_dt: float = 0.25) -> LimitMeans:
-    """:func:`~qlib.halfin_whitt.paths.limit_richardson` of ``paths`` runs at ``dt`` (seeds from
+    """:func:`~qbook.ht_paths.limit_richardson` of ``paths`` runs at ``dt`` (seeds from
     ``seed0``) and ``paths`` independent runs at ``2 dt`` (seeds from
     ``seed0 + 10⁶``)."""
     fine = limit_replications(beta, x0, paths, dt, t_end, seed0, forcing=forcing,
@@ -199,7 +199,7 @@ class ExactMeans:
 
 
 def exact_means(r: TransientJSQ | Mapping) -> ExactMeans:
-    """An :class:`~qlib.halfin_whitt.paths.ExactMeans` from a ``TransientJSQ`` or a stored dict."""
+    """An :class:`~qbook.ht_paths.ExactMeans` from a ``TransientJSQ`` or a stored dict."""
     get = (lambda k: r[k]) if isinstance(r, dict) else (lambda k: getattr(r, k))
     return ExactMeans(*(np.asarray(get(k), dtype=float)
                         for k in ("times", "mean_x1", "mean_x2", "error")))
@@ -211,7 +211,7 @@ def exact_comparison(exact: Mapping, chain: Mapping, cap: float = 150) -> tuple[
     :func:`qlib.stats.simultaneous <qlib.stats.families.simultaneous>`.
 
     ``exact``: dict ``(n, kind) -> ExactMeans``; ``chain``: dict ``(n, kind) ->``
-    :func:`~qlib.halfin_whitt.paths.chain_replications` result.  Each exact value is moved to the middle
+    :func:`~qbook.ht_paths.chain_replications` result.  Each exact value is moved to the middle
     of its bracket and each difference shrunk by the bracket's half-width;
     checks where every run has the same value (``X_2 = 0`` early from the
     empty start) are dropped.
@@ -243,7 +243,7 @@ def bias_bound(exact: ExactMeans, lim: LimitMeans, key: str,
     """Upper bound on ``|b_n(t)|``, the chain's bias against the limit, at
     the exact ``n``: ``|exact − limit| + t_{(1+level)/2} se + error/2`` with
     the exact value at the middle of its bracket and the limit's Richardson
-    mean (:class:`~qlib.halfin_whitt.paths.LimitMeans`, recorded every ``0.25``).
+    mean (:class:`~qbook.ht_paths.LimitMeans`, recorded every ``0.25``).
 
     Returns
     -------
@@ -296,7 +296,7 @@ def drain_checks(c: Mapping, n: int, eps: float = 0.1, grid: float = 0.01,
                  t0_recorded: bool = True) -> tuple[list, list, list, tuple]:
     """The checks of the drain of ``Q_3`` from the overloaded start against
     the pure death process (``prop-ht-paths-drain``), for runs ``c`` of
-    :func:`~qlib.halfin_whitt.paths.chain_replications` recorded every ``grid``.
+    :func:`~qbook.ht_paths.chain_replications` recorded every ``grid``.
 
     Returns
     -------

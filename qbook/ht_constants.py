@@ -4,11 +4,11 @@ and its comparison with the grid solution of the diffusion.
 
 The extrapolation rule (issue 33; fixed before the comparison with the grid):
 for each constant, least-squares quadratics in ``x = n^{−1/2}`` on the windows
-``n >= n₀``, ``n₀ ∈`` :data:`~qlib.halfin_whitt.constants.WINDOWS`; the estimate is the intercept of the
+``n >= n₀``, ``n₀ ∈`` :data:`~qbook.ht_constants.WINDOWS`; the estimate is the intercept of the
 last window, the error the spread of the intercepts plus the points'
-truncation errors through the fit weights (:func:`~qlib.halfin_whitt.constants.extrapolate_windows`).  A
+truncation errors through the fit weights (:func:`~qbook.ht_constants.extrapolate_windows`).  A
 constant counts as *pinned* by the chain when its local exponents have
-settled at ``½`` (:func:`~qlib.halfin_whitt.constants.settled`).
+settled at ``½`` (:func:`~qbook.ht_constants.settled`).
 
 The benchmark files are ``benchmarks/ht_chain.json`` (tol ``1e-10``),
 ``benchmarks/ht_chain_tight.json`` (tol ``1e-12``, large ``n``) and
@@ -56,7 +56,7 @@ def settled(exponents: ArrayLike, rate: float = 0.5, *, last: int = 3, tol: floa
                 and np.all(np.diff(dist) <= 0))
 
 
-#: The fit windows ``n >= n₀`` of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`, fixed before
+#: The fit windows ``n >= n₀`` of :func:`~qbook.ht_constants.extrapolate_windows`, fixed before
 #: the chain was compared with the grid (issue 33): the estimate is the
 #: intercept of the last window, the others give the spread.
 WINDOWS = (300, 500, 700, 1000)
@@ -64,7 +64,7 @@ WINDOWS = (300, 500, 700, 1000)
 
 @dataclass(frozen=True)
 class WindowedExtrapolation:
-    """Result of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`.
+    """Result of :func:`~qbook.ht_constants.extrapolate_windows`.
 
     ``n0s`` the windows used (``n >= n₀``), ``intercepts`` their intercepts,
     ``weight_sums`` their ``Σ |w_i|`` and ``truncation`` their ``Σ |w_i| e_i``;
@@ -172,7 +172,7 @@ def stationary_start(st: StationaryJSQ,
 def bench_json(name: str) -> dict:
     """The stored benchmark ``benchmarks/<name>`` (next to the ``qlib``
     package) as a dict; ``{}`` when the file does not exist."""
-    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / name
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / name
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -201,10 +201,10 @@ def tight_covers(chain: Mapping, tight: Mapping | None, beta: float) -> bool:
 
 def chain_extrapolations(chain: Mapping, betas: Iterable[float],
                          tight: Mapping | None = None) -> dict:
-    """:func:`~qlib.halfin_whitt.constants.extrapolate_windows` of every constant at every ``beta`` that
+    """:func:`~qbook.ht_constants.extrapolate_windows` of every constant at every ``beta`` that
     has enough points, as a dict ``(beta, key) -> WindowedExtrapolation``;
     the finer solves ``tight`` are used at a ``beta`` only where they cover
-    the estimate window (:func:`~qlib.halfin_whitt.constants.tight_covers`)."""
+    the estimate window (:func:`~qbook.ht_constants.tight_covers`)."""
     out = {}
     for b in betas:
         tt = tight if tight_covers(chain, tight, b) else None
@@ -285,7 +285,7 @@ def stationary_replications(st: StationaryJSQ, beta: float, reps: int, seed: See
                             t_end: float) -> np.ndarray:
     """Independent runs of :func:`qlib.halfin_whitt.simulate_jsq <qlib.halfin_whitt.simulate.simulate_jsq>`, each
     started from a state drawn from the exact law ``st``
-    (:func:`~qlib.halfin_whitt.constants.stationary_start`), so stationary from time 0 with no burn-in.
+    (:func:`~qbook.ht_constants.stationary_start`), so stationary from time 0 with no burn-in.
 
     Returns
     -------
@@ -312,7 +312,7 @@ def common_window_shift(chain: Mapping, tight: Mapping, beta: float, grid: Mappi
     the least-squares quadratic in ``n^{−1/2}`` through the ``n`` solved at
     both tolerances, from the coarse and from the fine values, and the grid's
     limit, per constant: ``key -> (coarse, fine, grid)``.  (A diagnostic on
-    the common ``n``, not the rule of :func:`~qlib.halfin_whitt.constants.extrapolate_windows`.)"""
+    the common ``n``, not the rule of :func:`~qbook.ht_constants.extrapolate_windows`.)"""
     have = {int(n) for n, r in tight.get(str(beta), {}).items() if "c" in r}
     ns = np.array(sorted(have & {int(n) for n in chain.get(str(beta), {})}))
     if ns.size < 3:

@@ -48,7 +48,7 @@ def _equiv_factor(d, m, level, power):
 
 @dataclass(frozen=True, repr=False)
 class Equivalence:
-    """Result of :func:`~qlib.stats.equivalence.equivalence`: is ``|θ| < margin`` shown, check by check?
+    """Result of :func:`~qlib.stats.tost.equivalence`: is ``|θ| < margin`` shown, check by check?
 
     Attributes
     ----------

@@ -61,8 +61,8 @@ def noise_increments(n: int, beta: float, *, t_end: float, dt: float = 0.01, bur
     """
     from qlib.stats import batch_means
 
-    from . import simulate_jsq
-    from .generator import martingale_increments
+    from qlib.halfin_whitt import simulate_jsq
+    from qlib.halfin_whitt.generator import martingale_increments
 
     if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 2:
         raise ValueError(f"n must be an int >= 2, got {n!r}")
@@ -135,7 +135,7 @@ def identity_richardson(beta: float, *, t_end: float, dt: float, burn_in: float 
     """
     from qlib.stats import batch_means
 
-    from . import reflected_ou_crn
+    from qlib.halfin_whitt import reflected_ou_crn
 
     _beta(beta)
     for name, v in (("t_end", t_end), ("dt", dt), ("block", block)):
@@ -182,7 +182,7 @@ def generator_gap_table(ns: Sequence[int], betas: Sequence[float]) -> np.ndarray
     >>> t.shape, bool(t[0, 6] <= 1)
     ((1, 8), True)
     """
-    from .generator import generator_gap
+    from qlib.halfin_whitt.generator import generator_gap
 
     ns, betas = list(ns), list(betas)
     if not ns or not betas:

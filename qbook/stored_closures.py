@@ -44,7 +44,7 @@ def stored_benchmark(name: str) -> dict:
     """
     if not isinstance(name, str) or not name.endswith(".json"):
         raise ValueError(f"name must be a .json file name, got {name!r}")
-    return json.loads((pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / name).read_text())
+    return json.loads((pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / name).read_text())
 
 
 def window_hierarchy() -> dict[tuple[float, int], dict]:

@@ -75,7 +75,7 @@ def stored_runs(root: str | pathlib.Path | None = None) -> tuple[dict, dict, dic
     >>> one["replications"] > 1 and every["n"] == one["n"]
     True
     """
-    base = (pathlib.Path(__file__).resolve().parents[2] / "benchmarks" if root is None
+    base = (pathlib.Path(__file__).resolve().parents[1] / "benchmarks" if root is None
             else pathlib.Path(root))
     return tuple(json.loads((base / f).read_text())          # type: ignore[return-value]
                  for f in ("pair_choices.json", "one_or_all.json", "one_or_all_confirm.json"))
@@ -334,7 +334,7 @@ def error_arrays(errors: Mapping, policy: str, where: Sequence[tuple[str, float]
     -------
     tuple of ndarray
         ``(errors, standard errors, degrees of freedom)``, one entry per cell,
-        ready for :func:`~qlib.stats.equivalence.equivalence`.
+        ready for :func:`~qlib.stats.tost.equivalence`.
 
     Raises
     ------

@@ -21,7 +21,7 @@ import numpy as np
 
 from qlib._validate import servers_and_beta as _n_beta
 
-from .waiting import intercept_model_bias, wls
+from qlib.halfin_whitt.waiting import intercept_model_bias, wls
 
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
@@ -72,7 +72,7 @@ def pwait_replications(n: int, beta: float, c: float, *, events: float, replicat
     """
     from qlib import stats as qs
 
-    from . import simulate_jsq
+    from qlib.halfin_whitt import simulate_jsq
 
     _n_beta(n, beta)
     if not isinstance(c, numbers.Real) or not c >= 0:
@@ -135,7 +135,7 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
     """Simulated ``W_n(t) = ∫_0^t (N − Q_1) ds`` from the exact stationary law.
 
     Starts are drawn from :func:`~qlib.halfin_whitt.chain.stationary_jsq`'s law
-    (:func:`~qlib.halfin_whitt.constants.stationary_start`), so ``E W_n(t) =
+    (:func:`~qbook.ht_constants.stationary_start`), so ``E W_n(t) =
     t E[N − Q_1]`` exactly.
 
     Parameters
@@ -163,8 +163,8 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
     >>> abs(m - ex) < 5 * se
     True
     """
-    from . import simulate_jsq, stationary_jsq
-    from .constants import stationary_start
+    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
+    from qbook.ht_constants import stationary_start
 
     _n_beta(n, beta)
     if not isinstance(t, numbers.Real) or not t > 0:
@@ -206,7 +206,7 @@ def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
     >>> bool(0 < eps[0] < 1 and err[0] < 0.1 * eps[0])
     True
     """
-    from . import stationary_jsq
+    from qlib.halfin_whitt import stationary_jsq
 
     ns = list(ns)
     if not ns:

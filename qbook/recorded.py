@@ -38,7 +38,8 @@ _VERSION_KEY = "_code_version"
 def code_version() -> str:
     """A hash of the code that computes recorded results.
 
-    The source of ``qlib/sim``, ``qlib/stats`` and ``qlib/graphs.py``, parsed
+    The source of ``qlib/sim``, ``qlib/stats`` and ``qlib/graphs.py`` (of the
+    ``qlib`` that is imported), parsed
     and unparsed without docstrings, type annotations, ``if TYPE_CHECKING:``
     blocks and imports from ``typing``, so that comments, layout, docstrings
     and annotations leave it unchanged and any other edit changes it.
@@ -48,7 +49,8 @@ def code_version() -> str:
     str
         A hex digest.
     """
-    root = Path(__file__).resolve().parents[1]
+    import qlib
+    root = Path(qlib.__file__).resolve().parent
     files = sorted([*(root / "sim").glob("*.py"), *(root / "stats").glob("*.py"), root / "graphs.py"])
     h = hashlib.sha256()
     for f in files:

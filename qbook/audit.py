@@ -13,7 +13,7 @@ if every cell passed).
 Examples
 --------
 >>> from qlib import graphs
->>> from qlib.sim.audit import audited_replicate, burn_in_verdict
+>>> from qbook.audit import audited_replicate, burn_in_verdict
 >>> cell = audited_replicate(graphs.ring(4), 0.5, 1.0, replications=4, seed=1,
 ...                          burn_in=20.0, window=400.0, record_dt=1.0)
 >>> len(cell.result.results), cell.window
