@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +29,8 @@ if TYPE_CHECKING:   # names for the annotations only
 
     from qlib.stats import ReplicationCI
 
-__all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps"]
+__all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps",
+           "burn_in_intercept_bias", "BurnBias"]
 
 
 def pwait_replications(n: int, beta: float, c: float, *, events: float, replications: int = 10,
@@ -218,3 +220,88 @@ def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
     err = np.array([(st.error_estimates["mean_q3"] + e * st.error_estimates["mean_q2"]) / st.mean_q2
                     for st, e in zip(sts, eps)])
     return eps, err
+
+
+@dataclass(frozen=True)
+class BurnBias:
+    """The burn-in of the ``√n P(wait)`` runs and the bias it leaves in the intercepts.
+
+    Attributes
+    ----------
+    burn : qlib.stats.BurnIn
+        The halves check over the runs that resolve the margin.
+    ok : numpy.ndarray
+        Per run (``(β, n)`` in the order of the runs): whether it resolves the margin.
+    c_share : numpy.ndarray
+        Per ``β``: the intercept's bias bound over half the family's detectable deviation.
+    unres_weight : list of float
+        Per ``β``: the share of the intercept's weight on the runs that do not resolve.
+    """
+    burn: object
+    ok: np.ndarray
+    c_share: np.ndarray
+    unres_weight: list
+
+
+def burn_in_intercept_bias(halves: Sequence, sim: Mapping, betas: Sequence[float], ns: Sequence[int],
+                           events: float, detectable: ArrayLike, tau_up: float = 50.0,
+                           margin: float = 0.10) -> BurnBias:
+    """Burn-in of the runs behind the intercepts, and its bias carried through the fit's weights.
+
+    The halves of each run's window are checked (intersection-union) with a margin
+    of ``margin`` times their mean, over the runs that resolve it; each resolved
+    run's halves bound becomes a bias bound (``leftover_bias`` with ``tau_up``), and
+    the WLS weights of the intercept ``c + d n^{-1/2}`` carry it into the intercept,
+    which is compared with half the family's detectable deviation.
+
+    Parameters
+    ----------
+    halves : sequence of array_like
+        Per run, in the order ``(β, n) for β in betas for n in ns``: an array
+        (replication, half) of the run's two half-window means.
+    sim : mapping
+        ``sim[β, n] = (mean, se, df)`` of the points the intercept is fitted to.
+    betas, ns : sequence
+        The β values and system sizes.
+    events : float
+        Events per run (the window is ``events / (2 n 10)`` per half).
+    detectable : array_like
+        Per β, the deviation of the intercept the family detects.
+    tau_up : float
+        Upper bound of the relaxation time.
+    margin : float
+        The halves margin, relative to the mean.
+
+    Returns
+    -------
+    BurnBias
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> h = [1 + 0.01 * rng.standard_normal((10, 2)) for _ in range(4)]
+    >>> sim = {(b, n): (1.0, 0.01, 9) for b in (1.0, 2.0) for n in (100, 1000)}
+    >>> bb = burn_in_intercept_bias(h, sim, (1.0, 2.0), (100, 1000), 2e7, [0.1, 0.1])
+    >>> bool(bb.ok.all()), bb.c_share.shape
+    (True, (2,))
+    """
+    from qlib import stats as qs
+    H = np.stack(halves, axis=-1)                       # (replication, half, run)
+    marg = margin * H.mean(axis=(0, 1))
+    probe = qs.burn_in_check(H, replications=True, margin=marg, method="iut")
+    ok = np.atleast_1d(probe.equivalence.resolvable) / marg < 1
+    bi = qs.burn_in_check(H[..., ok], replications=True, margin=marg[ok], method="iut")
+    runs_bn = [(b_, n) for b_ in betas for n in ns]
+    win = np.array([events / (2 * n * 10) for _, n in runs_bn])
+    b_pt = np.zeros(len(runs_bn))
+    b_pt[ok] = [qs.leftover_bias(d_, w_, tau_up) for d_, w_ in zip(np.atleast_1d(bi.equivalence.achieved), win[ok])]
+    c_bias, unres_w = [], []
+    for b_ in betas:
+        i = [k for k, (bb, _) in enumerate(runs_bn) if bb == b_]
+        se = np.array([sim[b_, n][1] for n in ns])
+        X = np.column_stack([np.ones(len(i)), np.array(ns, float) ** -0.5]) / se[:, None]
+        a = np.linalg.pinv(X)[0] / se                   # intercept = a · y
+        c_bias.append(float(np.abs(a) @ b_pt[i]))
+        unres_w.append(float(np.abs(a)[~ok[i]].sum() / np.abs(a).sum()))
+    c_share = np.array(c_bias) / (np.asarray(detectable) / 2)
+    return BurnBias(bi, ok, c_share, unres_w)
