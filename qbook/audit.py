@@ -38,7 +38,7 @@ from qlib.stats.burn_in import BurnIn, burn_in_check, leftover_bias
 from qlib.stats.intervals import ReplicationCI, replication_ci
 from qlib.stats.verdict import Check
 
-__all__ = ["AuditedCell", "audited_replicate", "burn_in_verdict"]
+__all__ = ["AuditedCell", "audited_replicate", "burn_in_verdict", "bias_share", "design_audit"]
 
 
 @dataclass(frozen=True)
@@ -191,3 +191,71 @@ def burn_in_verdict(cells: Sequence[AuditedCell], claim: str) -> Check:
     c = Check.from_burn_in(worst.burn, claim)
     return dataclasses.replace(c, passed=all(x.burn.passed for x in cells),
                                method=f"TOST, intersection-union, {len(cells)} cells")
+
+
+def bias_share(cell: AuditedCell) -> float:
+    """Leftover burn-in bias bound over the cell's mean queue length.
+
+    The halves bound (the largest achieved equivalence bound) becomes a bias bound
+    through :func:`~qlib.stats.burn_in.leftover_bias` with ``τ_up`` = 2 × the upper
+    limit of the replications' ``τ̂``.
+
+    Parameters
+    ----------
+    cell : AuditedCell
+        A cell from :func:`audited_replicate`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from qlib import graphs
+    >>> c = audited_replicate(graphs.ring(4), 0.5, 1.0, replications=3, seed=3,
+    ...                       burn_in=10.0, window=200.0)
+    >>> bias_share(c) >= 0
+    True
+    """
+    if not isinstance(cell, AuditedCell):
+        raise TypeError(f"cell must be an AuditedCell, got {type(cell).__name__}")
+    d_up = float(np.max(np.atleast_1d(cell.burn.equivalence.achieved)))
+    return float(leftover_bias(d_up, cell.window, 2 * cell.tau.high)) / cell.mean_queue
+
+
+def design_audit(checks, families: dict, target_r: float, target_q: float) -> dict[str, int]:
+    """Replications each family would need to detect a target error, added to ``checks`` as audits.
+
+    The target is ``target_r`` times the exact value for values >= 1 (response times)
+    and ``target_q`` absolute for the others (levels ``q(i) <= λ < 1``).
+
+    Parameters
+    ----------
+    checks : qlib.stats.Checks
+        Gets one ``design-<name>`` estimate per family, not required.
+    families : dict
+        ``name -> (exact values, standard errors, replications, family)``; the family's
+        ``m`` is its number of checks.
+    target_r, target_q : float
+        The relative and absolute target errors.
+
+    Returns
+    -------
+    dict
+        ``name -> replications needed``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from qlib.stats import Checks
+    >>> design_audit(Checks("x"), {"a": ([2.0, 0.5], [0.01, 0.01], 20, SimpleNamespace(m=2))}, 0.02, 0.01)["a"] >= 2
+    True
+    """
+    from qlib import stats
+    need = {}
+    for name, (ex_, se_, r_, fam_) in families.items():
+        delta = np.where(np.asarray(ex_) >= 1, target_r * np.asarray(ex_), target_q)    # q(i) <= λ < 1 <= R
+        need[name] = stats.replications_needed(np.asarray(se_) * math.sqrt(r_), delta, m=fam_.m, level=0.95)
+        checks.add(f"design-{name}", Check.estimate(f"audit: replications needed, {name}, from these runs' own "
+                                                    f"s.e. ({r_} runs)", need[name]), required=False)
+    return need
