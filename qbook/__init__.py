@@ -27,5 +27,10 @@ One module per chapter or per stored result:
 * :mod:`qbook.ht_paths`, :mod:`qbook.diffusion_checks`,
   :mod:`qbook.wait_runs`, :mod:`qbook.ht_alternatives`,
   :mod:`qbook.ht_compare`: the mechanics of ``ht_paths``, ``ht_diffusion``,
-  ``ht_waiting`` and ``ht_alternatives``.
+  ``ht_waiting`` and ``ht_alternatives``;
+* :mod:`qbook.bounded_resampling`, :mod:`qbook.experiments`,
+  :mod:`qbook.general_service`, :mod:`qbook.tails`: the burn-in and
+  leftover-bias audits of those chapters;
+* :mod:`qbook.how_we_check`: the margins table, the coverage study of
+  ``se_reliable`` and the monotone-coupling check (``how_we_check``).
 """
