@@ -21,7 +21,7 @@ QS = ("p_wait", "mean_q1", "mean_q2", "mean_q3", "mean_tasks", "mean_waiting", "
 @pytest.mark.parametrize("n,beta", [(6, 0.5), (9, 1.0), (12, 2.0)])
 def test_matches_brute_force_capped_at_three(n, beta):
     # tol so small that J = n: the only cut left is Q_4 = 0, the brute-force cap L = 3
-    st = stationary_jsq(n, beta, tol=1e-300)
+    st = stationary_jsq(n, beta, tol=1e-300, fallback=False)
     bf = brute_force_jsq(n, beta, 3)
     for q in QS:
         assert getattr(st, q) == pytest.approx(getattr(bf, q), rel=1e-9, abs=1e-12), q
@@ -52,13 +52,13 @@ def test_idle_cut_is_a_tail_of_the_dominating_chain():
 @pytest.mark.parametrize("n,beta", [(30, 1.0), (60, 0.5)])
 def test_neglected_idle_mass_is_below_the_bound(n, beta):
     # the law of a run with the cut far out (J = n) puts at most mass_bound on I > J
-    st = stationary_jsq(n, beta, tol=1e-6)
-    full = stationary_jsq(n, beta, tol=1e-300)
+    st = stationary_jsq(n, beta, tol=1e-6, fallback=False)
+    full = stationary_jsq(n, beta, tol=1e-300, fallback=False)
     J = n - int(st.states[:, 0].min())
     out = full.pi[n - full.states[:, 0] > J].sum()
     assert out <= st.mass_bound
     # and the bound shrinks with tol
-    assert stationary_jsq(n, beta, tol=1e-9).mass_bound < st.mass_bound
+    assert stationary_jsq(n, beta, tol=1e-9, fallback=False).mass_bound < st.mass_bound
 
 
 def test_identity_waiting_tasks_balance():

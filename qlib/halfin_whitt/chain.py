@@ -168,17 +168,26 @@ def _quantities(Q, pi, n, lam):
 
 _NS_PER_STATE = 40e-9       # seconds per state and sweep (one core, measured, with margin)
 _CHUNK = 2000               # levels per kernel call (progress)
+_FSP_SWITCH = 1e-8          # estimated mass beyond three tasks above which the adaptive solver runs
+_FSP_TOL = 1e-10            # its admission threshold
 
 
 def _idle_cut(n, lam, tol):
-    """The smallest ``J`` with ``P(Ĩ > J) <= tol``, and that bound."""
-    i = np.arange(n + 1)
-    logw = np.concatenate([[0.0], np.cumsum(np.log(n - i[:-1]))]) - i * math.log(lam)
+    """The smallest ``J`` with ``P(Ĩ > J) <= tol``, and that bound.
+
+    ``Ĩ``'s weights ``w(i) = n!/((n − i)! λ^i)`` rise while ``n − i > λ`` and
+    then fall with a ratio ``(n − i)/λ`` that keeps falling, so beyond ``i_max``
+    their sum is at most the geometric sum at the ratio of ``i_max``."""
+    top = min(n, int(n - lam + 40 * math.sqrt(n) + 50))
+    i = np.arange(top + 1)
+    logw = np.concatenate([[0.0], np.cumsum(np.log((n - i[:-1]) / lam))])
     w = np.exp(logw - logw.max())
-    tail = np.cumsum(w[::-1])[::-1] / w.sum()         # tail[j] = P(Ĩ >= j)
-    ok = np.nonzero(np.append(tail[1:], 0.0) <= tol)[0]
-    J = int(ok[0])
-    return J, float(tail[J + 1]) if J < n else 0.0
+    q = (n - top) / lam
+    rest = w[-1] * q / (1 - q) if top < n else 0.0
+    tail = np.cumsum(w[::-1])[::-1] + rest          # tail[j] = Σ_{i >= j} w(i)
+    tail = np.append(tail, rest) / tail[0]           # P(Ĩ >= j), j = 0..top+1
+    J = int(np.nonzero(tail[1:] <= tol)[0][0]) if top == n or tail[-1] <= tol else top
+    return J, float(tail[J + 1])
 
 
 def _states(n, J, K):
@@ -299,7 +308,7 @@ def _tail_estimate(pmf, K, n):
 
 def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int = 3_000_000_000,
                    max_memory: float = 4e9, max_seconds: float = 600.0,
-                   progress: bool = False) -> StationaryJSQ:
+                   progress: bool = False, fallback: bool = True) -> StationaryJSQ:
     """Stationary law of the finite-``n`` JSQ occupancy chain by rank-one
     level reduction, with a certified bound on the truncated idle servers.
 
@@ -320,6 +329,11 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         states, bytes or estimated CPU seconds than this.
     progress : bool, default False
         A progress bar over the levels swept.
+    fallback : bool, default True
+        Where servers with four tasks carry an estimated mass above ``10⁻⁸``,
+        return the adaptive solver's result instead (see Notes); ``False``
+        returns the structured solve of the chain capped at three tasks per
+        server, with that mass in ``mass_tail``.
 
     Returns
     -------
@@ -357,10 +371,13 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     tail: a bound on the stationary mass outside the cut, not an estimate.
 
     *Other cuts.*  Where ``n·J`` is small the whole range ``Q_2 <= n`` is
-    kept and the ``Q_3`` sectors are added until the flux out of the top
-    one, ``λ π(corner)``, is below ``tol/2`` (``mass_tail``: that flux, an
-    estimate of the mass above, whose sojourns last less than one time
-    unit).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
+    kept and the ``Q_3`` sectors ``0..e`` are added until the flux out of
+    the top one over its departure rate, ``λ π(corner)/(e + 1)``, is below
+    ``tol/2`` (``mass_tail``: an estimate of the mass above).  Where that
+    estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
+    servers with four tasks matter, small ``n`` at heavy load) the call
+    returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
+    ``tol = 1e-10`` instead (``method = "fsp"``, no certified bound).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
     doubled until the geometric extrapolation of ``π(Q_2 = k)`` beyond ``K``
     (``mass_tail``) is below ``tol/2``: an estimate, not a bound.  Moves
     out of the set are blocked.  ``error_estimates[q]`` is
@@ -431,10 +448,14 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         finally:
             bar.close()
         corner = float(pi[(states[:, 0] == n) & (states[:, 1] == n) & (states[:, 2] == emax)].sum())
-        mtail = lam * corner
+        mtail = lam * corner / (emax + 1)
         if mtail <= tol / 2 or emax == n:
             break
         emax = min(n, 2 * emax + 1)
+    if fallback and mtail > _FSP_SWITCH:
+        # servers with four tasks matter (small n, heavy load): the adaptive solver
+        from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
+        return stationary_jsq_fsp(n, beta, tol=_FSP_TOL, progress=progress)
     if states is not None:
         f, pmf, _ = _quantities(states, pi, n, lam)
         Qmax = states.sum(axis=1).max()
