@@ -25,8 +25,8 @@ def test_matches_brute_force_capped_at_three(n, beta):
     bf = brute_force_jsq(n, beta, 3)
     for q in QS:
         assert getattr(st, q) == pytest.approx(getattr(bf, q), rel=1e-9, abs=1e-12), q
-    # the blocked flux at the cap is the solver's mass_tail
-    assert st.mass_tail == pytest.approx(st.lam_total * bf.blocked, rel=1e-6, abs=1e-300)
+    # the blocked flux at the cap over the departure rate n + 1 is the solver's mass_tail
+    assert st.mass_tail == pytest.approx(st.lam_total * bf.blocked / (n + 1), rel=1e-6)
 
 
 @pytest.mark.parametrize("n,beta", [(100, 1.0), (200, 2.0)])
@@ -78,7 +78,7 @@ def test_large_n_runs_with_level_cut():
 
 def test_refuses_what_does_not_fit():
     with pytest.raises(ValueError, match="max_seconds"):
-        stationary_jsq(10**9, 1.0, max_seconds=60)
+        stationary_jsq(10**9, 1.0, max_states=1e15, max_seconds=60)
     with pytest.raises(ValueError, match="max_memory"):
         stationary_jsq(3000, 0.25, max_memory=1e6)
 
