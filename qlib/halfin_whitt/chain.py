@@ -391,9 +391,11 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     Examples
     --------
     >>> from qlib import stationary_jsq
-    >>> s = stationary_jsq(20, 1.0)
-    >>> round(s.p_wait, 4), s.mass_bound <= 1e-12
-    (0.1165, True)
+    >>> s = stationary_jsq(4000, 1.0)
+    >>> round(s.p_wait, 4), s.method, s.mass_bound <= 1e-12
+    (0.0125, 'qbd', True)
+    >>> abs(s.lam_total * s.p_wait - s.mean_q2) < 1e-9 * s.mean_q2   # λ P(wait) = E[Q_2]
+    True
     """
     w0, c0 = time.perf_counter(), time.process_time()
     n = _check_n(n)
