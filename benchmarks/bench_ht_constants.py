@@ -49,13 +49,14 @@ def run_chain(beta, data, ns=NS, tol=None):
             continue
         t0 = time.perf_counter()
         c0 = time.process_time()
+        st = None
         if FAST:    # the structured solve alone: skip rows that need the adaptive fallback
-            probe = SOLVER(n, beta, fallback=False, **({} if tol is None else {"tol": tol}))
-            if probe.mass_tail > 1e-8:
+            st = SOLVER(n, beta, fallback=False, **({} if tol is None else {"tol": tol}))
+            if st.mass_tail > 1e-8:     # (the call with fallback would redo it adaptively)
                 continue
-            t0, c0 = time.perf_counter(), time.process_time()
         try:
-            st = SOLVER(n, beta) if tol is None else SOLVER(n, beta, tol=tol)
+            if st is None:
+                st = SOLVER(n, beta) if tol is None else SOLVER(n, beta, tol=tol)
         except Exception as e:          # record what the solver cannot do
             rows[str(n)] = {"error": repr(e)[:200], "wall": time.perf_counter() - t0,
                             "solver_version": SOLVER_VERSION}
