@@ -46,8 +46,12 @@ def main(redo=False, ns=NS, smoke=False, fast=False):
             row = data.get(key, {})
             if "p_wait" in row and not _stale(row) and row.get("solver_version") == SOLVER_VERSION:
                 continue
-            if fast and stationary_jsq(n, beta, fallback=False).mass_tail > 1e-8:
-                continue        # needs the adaptive fallback: left to a second pass
+            if fast:            # rows that need the adaptive fallback: left to a second pass
+                try:
+                    if stationary_jsq(n, beta, fallback=False).mass_tail > 1e-8:
+                        continue
+                except ValueError:
+                    continue
             t0 = time.perf_counter()
             try:
                 tol = TOL.get(n, 1e-12)

@@ -51,7 +51,10 @@ def run_chain(beta, data, ns=NS, tol=None):
         c0 = time.process_time()
         st = None
         if FAST:    # the structured solve alone: skip rows that need the adaptive fallback
-            st = SOLVER(n, beta, fallback=False, **({} if tol is None else {"tol": tol}))
+            try:
+                st = SOLVER(n, beta, fallback=False, **({} if tol is None else {"tol": tol}))
+            except ValueError:          # more Q_3 sectors than fit: the adaptive fallback
+                continue
             if st.mass_tail > 1e-8:     # (the call with fallback would redo it adaptively)
                 continue
         try:

@@ -443,6 +443,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             K = min(n, 2 * K)
             continue
         ns_ = _states(n, J, n) * (emax + 1)
+        if emax and fallback and 8.0 * 6 * ns_ > max_memory:
+            mtail = math.inf        # more sectors than fit: the adaptive solver below
+            break
         refuse(ns_, 8.0 * 6 * ns_)
         bar = progress_bar(progress, (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
         try:
