@@ -12,7 +12,8 @@ Writes benchmarks/chain_structured.json.
 Run (minutes; the adaptive solver dominates):
     nice .venv/bin/python benchmarks/bench_chain_structured.py [--smoke]
 --smoke runs n = 200 (both) and n = 10^4 (structured) only, in seconds, and
-writes nothing.
+writes nothing; --new-only skips the side-by-side rows (the structured solver
+alone, a few minutes).
 """
 import json
 import math
@@ -50,8 +51,9 @@ def _timed(fn, *a, **k):
     return row
 
 
-def main(smoke=False):
+def main(smoke=False, new_only=False):
     old_ns, new_ns = ((200,), (10_000,)) if smoke else (OLD_NS, NEW_NS)
+    old_ns = () if new_only else old_ns
     alpha_ns = (10_000,) if smoke else ALPHA_NS
     rows = {}
     for beta in BETAS:
@@ -74,9 +76,11 @@ def main(smoke=False):
             print(n, alpha, "new %.2fs" % rows[f"{n}/alpha={alpha}"]["structured"]["cpu"],
                   flush=True)
     if not smoke:
-        OUT.write_text(json.dumps({"_note": "one run, one core; peak_rss is the process's so far",
-                                   **rows}, indent=1))
+        note = "one run, one core; peak_rss is the process's so far"
+        if new_only:
+            note += "; --new-only: the structured solver alone"
+        OUT.write_text(json.dumps({"_note": note, **rows}, indent=1))
 
 
 if __name__ == "__main__":
-    main(smoke="--smoke" in sys.argv)
+    main(smoke="--smoke" in sys.argv, new_only="--new-only" in sys.argv)
