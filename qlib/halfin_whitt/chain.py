@@ -33,10 +33,12 @@ class StationaryJSQ(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.
 
     ``states``: the truncated state space as occupancy rows
-    ``(Q_1, …, Q_L)``; ``pi`` its stationary law.  ``truncated_mass``: the
-    estimated stationary mass of the states just outside the final set (the
-    flux the solved law sends out of the set, divided by those states' exit
-    rates).  ``blocked``: the fraction of arrivals blocked at the highest
+    ``(Q_1, …, Q_L)``; ``pi`` its stationary law (``None`` for truncations of
+    more than ``10⁷`` states).  ``mass_bound``: a certified bound on the
+    stationary mass of the idle-server cut; ``mass_tail``: the estimated mass
+    beyond the ``Q_2``/``Q_3`` cuts; ``truncated_mass``: their sum (for
+    ``method = "fsp"``, the adaptive fallback: its estimated frontier mass,
+    with ``mass_bound`` and ``mass_tail`` NaN).  ``blocked``: the fraction of arrivals blocked at the highest
     number of tasks in the set.  ``balance_gap = E[n − Q_1] − β√n``: zero for
     the exact law (rate balance for the number of tasks); in the truncated
     chain it equals ``λ_n · blocked`` up to round-off, a check of the solve.
