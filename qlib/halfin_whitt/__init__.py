@@ -23,8 +23,8 @@ its diffusion limit, the two-dimensional reflected OU process of
 
 exact laws of the finite-``n`` chain:
 
-* ``stationary_jsq``: the stationary law, adaptive truncation with error
-  bounds;
+* ``stationary_jsq``: the stationary law, structured level reduction with a
+  certified bound on the truncated idle servers;
 * ``transient_jsq``: transient means of the chain truncated to three levels,
   by uniformization;
 

@@ -1,4 +1,4 @@
-"""stationary_jsq: the stationary law of the finite-n JSQ chain by adaptive truncation, with error estimates (not certified bounds)."""
+"""stationary_jsq: the stationary law of the finite-n JSQ chain by rank-one level reduction, with a certified bound on the idle-server truncation."""
 from __future__ import annotations
 
 import functools
@@ -9,7 +9,8 @@ import numpy as np
 from dataclasses import dataclass
 
 from qlib.stats._results import ResultIO
-from qlib.halfin_whitt import _fsp as _jsq_chain
+from qlib.halfin_whitt import _qbd
+from qlib.halfin_whitt._slices import progress_bar
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
 
 __all__ = ['stationary_jsq', 'StationaryJSQ', 'SOLVER_VERSION']
@@ -19,8 +20,10 @@ __all__ = ['stationary_jsq', 'StationaryJSQ', 'SOLVER_VERSION']
 #: that store the solver's output record the version that wrote them, and
 #: ``tests/test_stored_chain_versions.py`` fails when a file is older.
 #: 1: estimates before the frontier-tail estimator (b01ec94);
-#: 2: error_estimates with the outside-mass term summed along the slow tail.
-SOLVER_VERSION = 2
+#: 2: error_estimates with the outside-mass term summed along the slow tail;
+#: 3: the structured solver (rank-one level reduction in ``Q_2``, certified
+#: idle-server truncation); the adaptive solver is ``chain_fsp.stationary_jsq_fsp``.
+SOLVER_VERSION = 3
 
 
 # ---------------------------------------------------------------- stationary
@@ -30,10 +33,12 @@ class StationaryJSQ(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.
 
     ``states``: the truncated state space as occupancy rows
-    ``(Q_1, …, Q_L)``; ``pi`` its stationary law.  ``truncated_mass``: the
-    estimated stationary mass of the states just outside the final set (the
-    flux the solved law sends out of the set, divided by those states' exit
-    rates).  ``blocked``: the fraction of arrivals blocked at the highest
+    ``(Q_1, …, Q_L)``; ``pi`` its stationary law (``None`` for truncations of
+    more than ``10⁷`` states).  ``mass_bound``: a certified bound on the
+    stationary mass of the idle-server cut; ``mass_tail``: the estimated mass
+    beyond the ``Q_2``/``Q_3`` cuts; ``truncated_mass``: their sum (for
+    ``method = "fsp"``, the adaptive fallback: its estimated frontier mass,
+    with ``mass_bound`` and ``mass_tail`` NaN).  ``blocked``: the fraction of arrivals blocked at the highest
     number of tasks in the set.  ``balance_gap = E[n − Q_1] − β√n``: zero for
     the exact law (rate balance for the number of tasks); in the truncated
     chain it equals ``λ_n · blocked`` up to round-off, a check of the solve.
@@ -89,10 +94,15 @@ class StationaryJSQ(ResultIO):
     pi: np.ndarray
     cpu_time: float
     wall_time: float
+    mass_bound: float = float("nan")
+    mass_tail: float = float("nan")
+    method: str = "qbd"
 
     @functools.cached_property
     def occupancy(self) -> np.ndarray:
         """``(1, E Q_1/n, …, E Q_L/n)``: the fraction of servers with at least ``i`` tasks."""
+        if self.pi is None:
+            return np.array([1.0, self.mean_q1 / self.n, self.mean_q2 / self.n, self.mean_q3 / self.n])
         return np.concatenate([[1.0], np.asarray(self.pi) @ np.asarray(self.states, float) / self.n])
 
     @property
@@ -114,19 +124,6 @@ class StationaryJSQ(ResultIO):
     def error_bounds(self):
         """The old name of ``error_estimates`` (estimates, not bounds)."""
         return self.error_estimates
-
-
-def _occupancy(W, n):
-    """Occupancy rows ``(Q_1, …, Q_L)`` of window states ``(s, p_1..p_d)``."""
-    s = W[:, 0]
-    d = W.shape[1] - 1
-    L = int(s.max()) + d
-    Q = np.zeros((W.shape[0], L), np.int64)
-    lev = np.arange(1, L + 1)
-    Q[lev[None, :] <= s[:, None]] = n
-    for j in range(1, d + 1):
-        Q[np.arange(W.shape[0]), s + j - 1] = W[:, j]
-    return Q
 
 
 _QUANTITIES = ("p_wait", "mean_q1", "mean_idle", "mean_q2", "mean_q3", "mean_tasks",
@@ -167,190 +164,328 @@ def _quantities(Q, pi, n, lam):
     return f, pmf, top
 
 
-def _outside_sup(Q, F, n, lam, kappa):
-    """Estimated sup of each quantity's |integrand| over the states outside
-    the set: the sup over the set's rows ``Q`` and the rows just outside
-    ``F``, with every count (``Q_2``, ``Q_3``, ``N``, ``N − Q_1``) raised by
-    ``kappa``, the mean overshoot of a geometric tail of ratio ``λ_n/n`` (the
-    slow direction: ``N`` with every server busy); ``|X_1| <= √n`` a priori
-    caps the idle servers' count likewise raised."""
-    L = max(Q.shape[1], F.shape[1], 3)
-    R = np.zeros((Q.shape[0] + F.shape[0], L), np.int64)
-    R[:Q.shape[0], :Q.shape[1]] = Q
-    R[Q.shape[0]:, :F.shape[1]] = F
+
+
+# ---------------------------------------------------------------- the solver
+
+_NS_PER_STATE = 40e-9       # seconds per state and sweep (one core, measured, with margin)
+_CHUNK = 2000               # levels per kernel call (progress)
+_FSP_SWITCH = 1e-8          # estimated mass beyond three tasks above which the adaptive solver runs
+_FSP_TOL = 1e-10            # its admission threshold
+
+
+def _idle_cut(n, lam, tol):
+    """The smallest ``J`` with ``P(Ĩ > J) <= tol``, and that bound.
+
+    ``Ĩ``'s weights ``w(i) = n!/((n − i)! λ^i)`` rise while ``n − i > λ`` and
+    then fall with a ratio ``(n − i)/λ`` that keeps falling, so beyond ``i_max``
+    their sum is at most the geometric sum at the ratio of ``i_max``."""
+    top = min(n, int(n - lam + 40 * math.sqrt(n) + 50))
+    i = np.arange(top + 1)
+    logw = np.concatenate([[0.0], np.cumsum(np.log((n - i[:-1]) / lam))])
+    w = np.exp(logw - logw.max())
+    q = (n - top) / lam
+    rest = w[-1] * q / (1 - q) if top < n else 0.0
+    tail = np.cumsum(w[::-1])[::-1] + rest          # tail[j] = Σ_{i >= j} w(i)
+    tail = np.append(tail, rest) / tail[0]           # P(Ĩ >= j), j = 0..top+1
+    J = int(np.nonzero(tail[1:] <= tol)[0][0]) if top == n or tail[-1] <= tol else top
+    return J, float(tail[J + 1])
+
+
+def _states(n, J, K):
+    """Number of states ``(I, k)`` with ``k <= K``, ``I <= min(J, n − k)``."""
+    k = np.arange(K + 1)
+    return int(np.sum(np.minimum(J, n - k) + 1))
+
+
+def _stream(n, lam, J, K, bar):
+    """Single-sector solve (no server with three tasks, ``Q_2 <= K``), by
+    levels from the top; returns the per-level law of ``I``'s moments."""
+    out = np.zeros((K + 1, 4))
+    b = np.zeros(min(J, n) + 1)
+    k = K
+    while k >= 0:
+        lo = max(0, k - _CHUNK + 1)
+        b = _qbd.stream_chunk(n, lam, J, lo, k, K, b, out)
+        bar.update(k - lo + 1)
+        k = lo - 1
+    # π_k = c_k b_k with c_0 = 1 (b_0 = u) and c_k = π_{k−1}(0), in logs
+    with np.errstate(divide="ignore"):
+        lb0 = np.log(out[:, 0])
+    logc = np.concatenate([[0.0], np.cumsum(lb0[:-1])])
+    mass = np.log(out[:, 1]) + logc
+    top = mass.max()
+    c = np.exp(logc - top)
+    tot = float(np.sum(c * out[:, 1]))
+    c /= tot
+    return c[:, None] * out, out[0, 0]
+
+
+def _sectors(n, lam, J, emax, bar):
+    """All sectors ``e = 0..emax`` (``Q_2`` up to ``n``) by the nested
+    reduction; returns the rows ``(Q_1, Q_2, Q_3)`` and their law."""
+    s_up = None
+    parts = {}
+    for e in range(emax, -1, -1):
+        m, off = _qbd._sizes(n, J, e, n)
+        tot = int(off[-1])
+        rows = []
+        if e >= 1:
+            ec = np.zeros(tot)
+            ec[-1] = 1.0
+            rows.append(ec)
+        if s_up is not None:
+            w = np.zeros(tot)
+            w[m[0]:] = s_up * (e + 1)
+            rows.append(w)
+        G = np.array(rows) if rows else np.zeros((0, tot))
+        A, Bv, U, off = _qbd.sector_solve(n, lam, e, J, n, e < emax, G)
+        bar.update(n - e + 1)
+        if e == 0:
+            y = _qbd.forward(A[0], Bv, U, off, False)[0] if s_up is not None else \
+                _scaled(*_qbd.forward(A[0] if A.shape[0] else Bv, Bv, U, off, True), off)
+            parts[0] = y
+        else:
+            x = _qbd.forward(A[0], Bv, U, off, False)[0]
+            if s_up is None:
+                s = x
+            else:
+                y = _qbd.forward(A[1], Bv, U, off, False)[0]
+                s = x + lam * (x[-1] / (1.0 - lam * y[-1])) * y
+            parts[e] = s
+            s_up = s
+    # π_0 ∝ parts[0]; π_e = π_{e−1}(corner) λ s_e
+    pis = [parts[0]]
+    for e in range(1, emax + 1):
+        pis.append(pis[-1][-1] * lam * parts[e])
+    Q = []
+    for e in range(emax + 1):
+        m, off = _qbd._sizes(n, J, e, n)
+        k = np.repeat(np.arange(e, n + 1), m)
+        i = np.concatenate([np.arange(v) for v in m])
+        Q.append(np.stack([n - i, k, np.full(k.size, e)], axis=1))
+    Q = np.concatenate(Q)
+    pi = np.maximum(np.concatenate(pis), 0.0)
+    return Q, pi / pi.sum()
+
+
+def _scaled(x, logs, off):
+    lv = np.repeat(logs, np.diff(off))
+    return x * np.exp(lv - lv.max())
+
+
+def _from_moments(P, n, lam, beta):
+    """The quantities from the per-level sums ``P[k] = (π_k(0), Σπ_k, ΣIπ_k, ΣI²π_k)``."""
     sq = math.sqrt(n)
-    q2 = float(R[:, 1].max()) + kappa
-    q3 = float(R[:, 2].max()) + kappa
-    tasks = float(R.sum(axis=1).max()) + kappa
-    wait = float((R.sum(axis=1) - R[:, 0]).max()) + kappa
-    a1 = min(sq, float(n - R[:, 0].min()) / sq + kappa / sq)
-    a2 = q2 / sq
-    return {"p_wait": 1.0, "mean_q1": float(n), "mean_idle": float(n), "mean_q2": q2,
-            "mean_q3": q3, "mean_tasks": tasks, "mean_waiting": wait,
-            "mean_response": tasks / lam, "mean_wait": wait / lam, "mean_x1": a1,
-            "mean_x2": a2, "var_x1": 4 * a1 ** 2, "var_x2": 4 * a2 ** 2,
-            "mean_x1x2": a1 * a2, "cov_x1x2": 4 * a1 * a2}
+    k = np.arange(P.shape[0], dtype=float)
+    m0, m1, m2 = P[:, 1], P[:, 2], P[:, 3]
+    EI, EI2 = float(m1.sum()), float(m2.sum())
+    Ek, Ek2, EIk = float(k @ m0), float((k * k) @ m0), float(k @ m1)
+    f = {"p_wait": float(P[:, 0].sum()), "mean_q1": n - EI, "mean_idle": EI, "mean_q2": Ek,
+         "mean_q3": 0.0, "mean_tasks": n - EI + Ek, "mean_waiting": Ek,
+         "mean_x1": -EI / sq, "mean_x2": Ek / sq, "mean_x1x2": -EIk / n}
+    f["mean_response"] = f["mean_tasks"] / lam
+    f["mean_wait"] = f["mean_waiting"] / lam
+    f["var_x1"] = (EI2 - EI * EI) / n
+    f["var_x2"] = (Ek2 - Ek * Ek) / n
+    f["cov_x1x2"] = f["mean_x1x2"] - f["mean_x1"] * f["mean_x2"]
+    pmf = np.zeros(n + 1)
+    pmf[:m0.size] = m0
+    return f, pmf
 
 
-def _blocked(W, pi, n, lam):
-    """Fraction of arrivals blocked: π of the rows at the highest N whose
-    arrival leaves the set (no row at N + 1)."""
-    N = W[:, 0] * n + W[:, 1:].sum(axis=1)
-    return float(pi[N == N.max()].sum()) if not np.any(N == N.max() + 1) else 0.0
+def _tail_estimate(pmf, K, n):
+    """Mass beyond ``Q_2 = K`` extrapolated from the decay of ``π(Q_2 = k)``
+    over the quarter of the levels below the top (the boundary's own levels
+    are depressed by the cut)."""
+    if K >= n:
+        return 0.0
+    h = max(2, K // 8)
+    a, b = pmf[K - 2 * h], pmf[K - h]
+    if not (a > 0 and b > 0):
+        return 0.0
+    rho = min((b / a) ** (1.0 / h), 1 - 1e-12)
+    return float(b * rho ** h / (1 - rho))
 
 
-def stationary_jsq(n: int, beta: float, *, tol: float = 1e-10, max_states: int = 3_000_000,
-                   progress: bool = False) -> StationaryJSQ:
-    """Stationary law of the finite-``n`` JSQ occupancy chain by adaptive
-    truncation, with an a-posteriori *estimate* of the truncation error of
-    every returned quantity (not a certified bound).
-
-    Works for every ``n >= 2`` and ``0 < β < √n``; at ``n <= 2000`` and
-    ``β`` in ``[0.25, 4]`` it takes seconds to about half a minute with the
-    default ``tol`` (see ``benchmarks/bench_heavy_traffic.py --stationary``
-    and its ``benchmarks/stationary_results.json``).
+def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int = 3_000_000_000,
+                   max_memory: float = 4e9, max_seconds: float = 600.0,
+                   progress: bool = False, fallback: bool = True) -> StationaryJSQ:
+    """Stationary law of the finite-``n`` JSQ occupancy chain by rank-one
+    level reduction, with a certified bound on the truncated idle servers.
 
     Parameters
     ----------
     n : int
         ``n >= 2``.
     beta : float
-        ``0 < beta < √n``; the arrival rate is ``λ_n = n − β√n``.
-    tol : float, default 1e-10
-        Admission threshold in ``(0, 1)``: every state whose estimated
-        stationary probability exceeds ``tol`` is in the final set (a round
-        that admits states admits down to ``tol / 100``).  At the default
-        the estimated relative errors are about ``10⁻⁷–10⁻⁴`` (largest
-        at large ``n``); ``tol = 1e-14`` gives about ``10⁻⁹`` at small
-        ``n`` (slower).  See ``error_estimates``.
-    max_states : int
-        Give up (RuntimeError) when the set would exceed this many states.
+        ``0 < beta < √n``; the arrival rate is ``λ_n = n − β√n``.  (For the
+        super-Halfin–Whitt load ``1 − β' n^{−α}`` pass ``β = β' n^{1/2−α}``.)
+    tol : float, default 1e-12
+        Target for the neglected mass, in ``(0, 1e-3]``: the idle-server cut
+        ``J`` is the smallest with certified tail ``<= tol/2``, and the
+        ``Q_2`` and ``Q_3`` cuts are widened until their estimated mass is
+        ``<= tol/2``.
+    max_states, max_memory, max_seconds
+        Refuse (ValueError, before any work) a truncation that needs more
+        states, bytes or estimated CPU seconds than this.
     progress : bool, default False
-        Show a progress bar over the solves of the growing truncation (one per
-        round, with the current number of states).
+        A progress bar over the levels swept.
+    fallback : bool, default True
+        Where servers with four tasks carry an estimated mass above ``10⁻⁸``,
+        return the adaptive solver's result instead (see Notes); ``False``
+        returns the structured solve of the chain capped at three tasks per
+        server, with that mass in ``mass_tail``.
 
     Returns
     -------
     StationaryJSQ
-        The quantities (``p_wait``, ``mean_q2``, ``var_x1``, ``mean_x1x2``,
-        ``q2_pmf``, …), each with its entry in ``error_estimates`` (also
-        readable as ``error_bounds``, the old name).
+        The quantities, ``mass_bound`` (the certified bound on the mass of
+        ``I > J``), ``mass_tail`` (the estimated mass beyond the ``Q_2`` or
+        ``Q_3`` cut; zero where ``Q_2`` is not cut), ``truncated_mass``
+        (their sum), ``error_estimates``; ``states``/``pi`` for truncations
+        of at most ``10⁷`` states (else ``None``).
 
     Raises
     ------
     TypeError, ValueError
-        For a bad ``n``, ``beta``, ``tol`` or ``max_states``, naming it.
-    RuntimeError
-        If the set would need more than ``max_states`` states, or if a final
-        solve leaves a relative balance residual above ``1e-9`` (an
-        ill-conditioned truncation; not seen on the benchmark grid).
+        For a bad argument, naming it; ValueError also when the truncation
+        would exceed ``max_states``, ``max_memory`` or ``max_seconds`` (with
+        the estimate).
 
     Notes
     -----
-    *State.*  A window ``(s, p_1, …, p_D)``: ``s`` full levels (``Q_i = n``
-    for ``i <= s``; ``s`` is the length of a shortest queue) and
-    ``Q_{s+j} = p_j < n`` above them.  Every occupancy vector has exactly one
-    window, of any spread ``D``.
+    *State.*  ``(I, Q_2, Q_3)`` with ``I = n − Q_1``; no server holds four
+    tasks (that needs ``Q_3 = n``: every server with three).  For fixed
+    ``Q_3`` the chain is block tridiagonal in ``Q_2``, tridiagonal in ``I``
+    inside a level, with rank-one up-moves (an arrival that finds no idle
+    server, ``(0, k) → (0, k + 1)``): level reduction from the top costs
+    three tridiagonal solves per level (:mod:`qlib.halfin_whitt._qbd`).
+    ``Q_3`` rises only from the corner ``(I, Q_2) = (0, n)``, again rank one.
 
-    *Truncation* (finite state projection, adaptive).  Start from a box
-    around the bulk (``Q_1 >= n − (β + 5)√n``, ``Q_2`` up to a few
-    ``√n/β``).  Solve the chain truncated to the set; every transition that
-    leaves the set is redirected to a fixed representative state with the
-    same number of tasks ``N`` as its target (every move changes ``N`` by
-    one, so the dynamics of ``N`` stay exact except for arrivals blocked at
-    the top).  Each state ``y`` just outside gets the estimate
-    ``Σ_x π(x) r(x, y) / out(y)``; those above ``tol`` are admitted, with a
-    geometric extension along slowly decaying directions and a
-    breadth-first wave.  Repeat until no estimate exceeds ``tol``.
+    *Certified idle-server cut.*  In JSQ the idle count ``I`` falls at rate
+    ``λ`` (an arrival, when ``I > 0``) and rises at rate ``n − I − Q_2`` (a
+    server with one task finishes), which is at most ``n − I``.  Coupling
+    ``I`` with the birth–death chain ``Ĩ`` of rates ``n − Ĩ`` up and ``λ``
+    down (common arrivals; ``I``'s rises a thinning of ``Ĩ``'s when they are
+    equal) keeps ``I <= Ĩ`` at all times, so ``π(I > J) <= P(Ĩ > J)``, and
+    ``Ĩ``'s law is explicit, ``∝ n!/((n − i)! λ^i)``.  ``mass_bound`` is that
+    tail: a bound on the stationary mass outside the cut, not an estimate.
 
-    *Solve.*  The generator is block tridiagonal in ``N``.  When every level
-    holds at most a few hundred states (small ``n``, where queues of large
-    spread matter) it is solved by linear level reduction
-    (``π_N = π_{N−1} R_N``, non-singular M-matrices only); otherwise (the
-    two-dimensional sheets of large ``n``) by a sparse LU with COLAMD
-    ordering and two steps of iterative refinement.
+    *Other cuts.*  Where ``n·J`` is small the whole range ``Q_2 <= n`` is
+    kept and the ``Q_3`` sectors ``0..e`` are added until the flux out of
+    the top one over its departure rate, ``λ π(corner)/(e + 1)``, is below
+    ``tol/2`` (``mass_tail``: an estimate of the mass above).  Where that
+    estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
+    servers with four tasks matter, small ``n`` at heavy load) the call
+    returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
+    ``tol = 1e-10`` instead (``method = "fsp"``, no certified bound).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
+    doubled until the geometric extrapolation of ``π(Q_2 = k)`` beyond ``K``
+    (``mass_tail``) is below ``tol/2``: an estimate, not a bound.  Moves
+    out of the set are blocked.  ``error_estimates[q]`` is
+    ``truncated_mass`` times the largest ``|q|``-integrand on the set with
+    its count raised by the tail's mean overshoot ``√n/β``.
 
-    *Error estimates.*  The returned values come from the final set ``S_2``.
-    ``S_1 ⊂ S_2`` keeps the states of ``S_2`` whose probability is at least
-    ``10 · tol`` (what a ten times coarser threshold keeps) and is solved
-    again.  ``error_estimates[q] = |q(S_2) − q(S_1)| + m · s_q`` with
-    ``m = m_2 · max(1, √n/β)``: ``m_2`` is the estimated mass of the states
-    just outside ``S_2``, summed along a geometric tail of ratio ``λ_n/n``
-    (the number of tasks when every server is busy, the slowest direction),
-    and ``s_q`` is the sup of the absolute value of ``q``'s integrand over ``S_2`` and those
-    states, each count raised by the tail's mean overshoot ``√n/β`` (so a
-    quantity that is zero on the set, ``E[Q_3]`` at large ``n``, still gets
-    a positive estimate).  This is an a-posteriori estimate, not a theorem:
-    both solves share the redirection bias, and ``m_2`` is itself an
-    estimate.  The tests measure the ratio of true error to estimate
-    against an independent brute force (:mod:`qlib.halfin_whitt.brute`) at
-    heavy load, ``n = 9…25``, ``β ∈ {0.5, 1}``, and against a solve at a 100
-    times smaller ``tol``.
-
-    *Identities.*  Redirection keeps the rates of ``N`` except for arrivals
-    blocked at the top, so ``E[n − Q_1] − β√n = λ_n · blocked``
-    (``balance_gap``) holds by construction: it checks the solve, not the
-    truncation.  ``λ_n P(wait) = E[Q_2]`` (balance of ``N − Q_1``) is *not*
-    kept by the redirection (a representative row has another ``N − Q_1``),
-    so its violation measures the redirection bias.
+    *Identities.*  ``λ_n P(wait) = E[Q_2]`` while no server has three tasks
+    (the balance of ``N − Q_1``); the structured solve keeps it up to the
+    blocked flux.
 
     Examples
     --------
     >>> from qlib import stationary_jsq
-    >>> s = stationary_jsq(20, 1.0)
-    >>> round(s.p_wait, 4), abs(s.mean_queue_length - s.lam * s.response_time) < 1e-12
-    (0.1165, True)
+    >>> s = stationary_jsq(4000, 1.0)
+    >>> round(s.p_wait, 4), s.method, s.mass_bound <= 1e-12
+    (0.0125, 'qbd', True)
+    >>> abs(s.lam_total * s.p_wait - s.mean_q2) < 1e-9 * s.mean_q2   # λ P(wait) = E[Q_2]
+    True
     """
+    w0, c0 = time.perf_counter(), time.process_time()
     n = _check_n(n)
     if n < 2:
         raise ValueError(f"n must be >= 2 for stationary_jsq, got {n}")
     beta = _check_beta(beta, n)
     tol = _check_pos("tol", tol)
-    if not tol < 1:
-        raise ValueError(f"tol must be in (0, 1), got {tol}")
-    if isinstance(max_states, bool) or not isinstance(max_states, numbers.Integral):
-        raise TypeError(f"max_states must be an integer >= 1, got {max_states!r}")
-    if max_states < 1:
-        raise ValueError(f"max_states must be an integer >= 1, got {max_states}")
+    if not tol <= 1e-3:
+        raise ValueError(f"tol must be in (0, 1e-3], got {tol}")
+    for name, val in (("max_states", max_states), ("max_memory", max_memory),
+                      ("max_seconds", max_seconds)):
+        if isinstance(val, bool) or not isinstance(val, numbers.Real) or not val > 0:
+            raise ValueError(f"{name} must be a number > 0, got {val!r}")
     lam = n - beta * math.sqrt(n)
-    w0, c0 = time.perf_counter(), time.process_time()
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(desc=f"stationary_jsq n={n}", unit="solve")
+    sq = math.sqrt(n)
+    J, mbound = _idle_cut(n, lam, tol / 2)
+    K = n if (n + 1) * (J + 1) <= 4_000_000 else \
+        min(n, int(math.ceil(sq * (math.log(2 / tol) + 10) / beta * 1.5)))
 
-    def report(rounds, states):
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(states=states)
-    try:
-        W, pi, cut, rounds, tmass, res = _jsq_chain.grow(_jsq_chain.seed(n, beta, lam), n, lam,
-                                                       tol, max_states=max_states, report=report)
-    finally:
-        if bar is not None:
+    def refuse(states, bytes_):
+        secs = states * _NS_PER_STATE
+        for name, need, cap in (("max_states", states, max_states),
+                                ("max_memory", bytes_, max_memory),
+                                ("max_seconds", secs, max_seconds)):
+            if need > cap:
+                raise ValueError(f"stationary_jsq(n = {n}, beta = {beta}, tol = {tol:g}) needs "
+                                 f"{states:.3g} states, about {bytes_ / 1e9:.3g} GB and "
+                                 f"{secs:.3g} s of CPU: above {name} = {cap:g}; raise it or tol")
+
+    states = pi = None
+    emax = 0
+    while True:
+        if K < n:
+            ns_ = _states(n, J, K)
+            refuse(ns_, 8.0 * (5 * (K + 1) + 8 * (J + 1)))
+            bar = progress_bar(progress, K + 1, "level", f"stationary_jsq n={n}")
+            try:
+                P, _ = _stream(n, lam, J, K, bar)
+            finally:
+                bar.close()
+            f, pmf = _from_moments(P, n, lam, beta)
+            mtail = _tail_estimate(pmf, K, n)
+            if mtail <= tol / 2 or K == n:
+                break
+            K = min(n, 2 * K)
+            continue
+        ns_ = _states(n, J, n) * (emax + 1)
+        if emax and fallback and 8.0 * 6 * ns_ > max_memory:
+            mtail = math.inf        # more sectors than fit: the adaptive solver below
+            break
+        refuse(ns_, 8.0 * 6 * ns_)
+        bar = progress_bar(progress, (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
+        try:
+            states, pi = _sectors(n, lam, J, emax, bar)
+        finally:
             bar.close()
-    # the coarser truncation: the states of the final set with probability
-    # >= 10 tol (what a ten times coarser threshold keeps), solved again
-    W1, pi1, _, res1 = _jsq_chain._solve(W[pi >= 10 * tol], n, lam)
-    res = max(res, res1)
-    if res > _jsq_chain._MAX_RESIDUAL:
-        raise RuntimeError(f"the truncated chain at n = {n}, beta = {beta} was solved with a "
-                           f"relative balance residual of {res:.1e}; try another tol")
-    f1, pmf1, _ = _quantities(_occupancy(W1, n), pi1, n, lam)
-    Q = _occupancy(W, n)
-    f, pmf, _ = _quantities(Q, pi, n, lam)
-    # the mass outside: the frontier's estimate summed along a geometric tail
-    # of ratio λ_n/n (N with every server busy), i.e. times √n/β
-    kappa = max(1.0, math.sqrt(n) / beta)
-    m_out = tmass * kappa
-    F = _occupancy(cut[1], n) if cut[1].shape[0] else np.zeros((0, 1), np.int64)
-    top = _outside_sup(Q, F, n, lam, kappa)
-    err = {k: abs(f[k] - f1[k]) + m_out * top[k] for k in _QUANTITIES}
-    err["q2_pmf"] = float(np.max(np.abs(pmf - pmf1))) + m_out
-    spread = int((Q > 0).sum(axis=1).max() - (Q == n).sum(axis=1).min())
+        corner = float(pi[(states[:, 0] == n) & (states[:, 1] == n) & (states[:, 2] == emax)].sum())
+        mtail = lam * corner / (emax + 1)
+        if mtail <= tol / 2 or emax == n:
+            break
+        emax = min(n, 2 * emax + 1)
+    if fallback and mtail > _FSP_SWITCH:
+        # servers with four tasks matter (small n, heavy load): the adaptive solver
+        from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
+        return stationary_jsq_fsp(n, beta, tol=_FSP_TOL, progress=progress)
+    if states is not None:
+        f, pmf, _ = _quantities(states, pi, n, lam)
+        Qmax = states.sum(axis=1).max()
+    else:
+        Qmax = n + K
+    m_out = mbound + mtail
+    kappa = max(1.0, sq / beta)
+    a1 = (J + kappa) / sq
+    a2 = (min(n, K) + kappa) / sq
+    top = {"p_wait": 1.0, "mean_q1": float(n), "mean_idle": float(n), "mean_q2": a2 * sq,
+           "mean_q3": float(emax + kappa), "mean_tasks": Qmax + kappa,
+           "mean_waiting": Qmax - n + 2 * kappa, "mean_x1": a1, "mean_x2": a2,
+           "var_x1": 4 * a1 ** 2, "var_x2": 4 * a2 ** 2, "mean_x1x2": a1 * a2,
+           "cov_x1x2": 4 * a1 * a2}
+    top["mean_response"] = top["mean_tasks"] / lam
+    top["mean_wait"] = top["mean_waiting"] / lam
+    err = {q: m_out * top[q] for q in _QUANTITIES}
+    err["q2_pmf"] = m_out
+    keep = states is not None and states.shape[0] <= 10_000_000
     return StationaryJSQ(
         n=n, beta=beta, lam_total=lam, **f, q2_pmf=pmf, error_estimates=err,
-        truncated_mass=tmass, blocked=_blocked(W, pi, n, lam),
-        balance_gap=f["mean_idle"] - beta * math.sqrt(n), tol=tol, rounds=rounds,
-        levels=Q.shape[1], spread=spread, states=Q, pi=pi,
-        cpu_time=time.process_time() - c0, wall_time=time.perf_counter() - w0)
+        truncated_mass=m_out, blocked=mtail / lam, balance_gap=f["mean_idle"] - beta * sq,
+        tol=tol, rounds=emax + 1, levels=3 if emax else 2, spread=3 if emax else 2,
+        states=states if keep else None, pi=pi if keep else None,
+        cpu_time=time.process_time() - c0, wall_time=time.perf_counter() - w0,
+        mass_bound=mbound, mass_tail=mtail, method="qbd")

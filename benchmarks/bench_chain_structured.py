@@ -1,0 +1,86 @@
+"""The structured solver of the finite-n JSQ chain against the adaptive one, side by side.
+
+Times qlib.halfin_whitt.stationary_jsq (rank-one level reduction) and the
+superseded qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp (adaptive finite
+state projection) in one run at n in OLD_NS, and the structured solver alone
+at n in NEW_NS, beta in BETAS (Halfin–Whitt) and at the super-Halfin–Whitt
+loads 1 − n^(−alpha), alpha in ALPHAS.  For each: CPU and wall seconds, peak
+resident memory of the process so far, P(wait), E[Q_2], Var X_1, the
+certified bound on the neglected idle-server mass and the estimated tail
+mass, and (where both run) the differences and the larger error estimate.
+Writes benchmarks/chain_structured.json.
+Run (minutes; the adaptive solver dominates):
+    nice .venv/bin/python benchmarks/bench_chain_structured.py [--smoke]
+--smoke runs n = 200 (both) and n = 10^4 (structured) only, in seconds, and
+writes nothing; --new-only skips the side-by-side rows (the structured solver
+alone, a few minutes).
+"""
+import json
+import math
+import pathlib
+import resource
+import sys
+import time
+
+from qlib.halfin_whitt.chain import stationary_jsq
+from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
+
+HERE = pathlib.Path(__file__).parent
+OUT = HERE / "chain_structured.json"
+BETAS = (0.5, 1.0, 2.0)
+OLD_NS = (1000, 4000)
+NEW_NS = (100_000, 1_000_000)
+ALPHAS = (0.6, 0.75)
+ALPHA_NS = (10_000, 100_000, 1_000_000)
+KEYS = ("p_wait", "mean_q2", "var_x1", "mean_x1x2", "mean_wait")
+
+
+def _timed(fn, *a, **k):
+    c0, w0 = time.process_time(), time.perf_counter()
+    try:
+        st = fn(*a, **k)
+    except ValueError as e:             # refused up front: record the estimate it gives
+        return {"refused": str(e), "cpu": time.process_time() - c0}
+    row = {q: float(getattr(st, q)) for q in KEYS}
+    row.update(cpu=time.process_time() - c0, wall=time.perf_counter() - w0,
+               peak_rss_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+               mass_bound=float(st.mass_bound), mass_tail=float(st.mass_tail),
+               err={q: float(st.error_estimates[q]) for q in KEYS},
+               method=st.method,
+               identity_gap=float(st.lam_total * st.p_wait - st.mean_q2))
+    return row
+
+
+def main(smoke=False, new_only=False):
+    old_ns, new_ns = ((200,), (10_000,)) if smoke else (OLD_NS, NEW_NS)
+    old_ns = () if new_only else old_ns
+    alpha_ns = (10_000,) if smoke else ALPHA_NS
+    rows = {}
+    for beta in BETAS:
+        for n in old_ns:
+            new = _timed(stationary_jsq, n, beta)
+            old = _timed(stationary_jsq_fsp, n, beta)
+            agree = {q: {"diff": abs(new[q] - old[q]),
+                         "bound": max(new["err"][q], old["err"][q])} for q in KEYS
+                     if "refused" not in new and "refused" not in old}
+            rows[f"{n}/{beta}"] = {"structured": new, "adaptive": old, "agreement": agree}
+            print(n, beta, "new %.2fs old %.2fs" % (new["cpu"], old["cpu"]), flush=True)
+        for n in new_ns:
+            rows[f"{n}/{beta}"] = {"structured": _timed(stationary_jsq, n, beta, progress=False)}
+            print(n, beta, "new %.2fs" % rows[f"{n}/{beta}"]["structured"]["cpu"], flush=True)
+    for alpha in ALPHAS:
+        for n in alpha_ns:
+            beta = n ** (0.5 - alpha)       # load 1 − n^(−alpha) = 1 − beta/√n
+            rows[f"{n}/alpha={alpha}"] = {"structured": _timed(stationary_jsq, n, beta),
+                                          "beta": beta}
+            print(n, alpha, "new %.2fs" % rows[f"{n}/alpha={alpha}"]["structured"]["cpu"],
+                  flush=True)
+    if not smoke:
+        note = "one run, one core; peak_rss is the process's so far"
+        if new_only:
+            note += "; --new-only: the structured solver alone"
+        OUT.write_text(json.dumps({"_note": note, **rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main(smoke="--smoke" in sys.argv, new_only="--new-only" in sys.argv)
