@@ -8,7 +8,7 @@ import numpy as np
 
 from qlib.halfin_whitt import _fsp as _jsq_chain
 from qlib.halfin_whitt._common import _check_beta, _check_n, _check_pos
-from qlib.halfin_whitt.chain import StationaryJSQ, _QUANTITIES, _quantities
+from qlib.halfin_whitt._chain_result import StationaryJSQ, _QUANTITIES, _quantities
 
 __all__ = ['stationary_jsq_fsp']
 

@@ -7,10 +7,13 @@ from collections.abc import Mapping
 
 import numpy as np
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.tost import equivalence
 from qlib.stats.families import detectable
+if TYPE_CHECKING:   # names for the annotations only
+    from qlib.stats.verdict import Check
 from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _scalar,
                                   replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
@@ -546,7 +549,7 @@ def tau_upper(taus: ArrayLike | None = None, *, model: float | None = None,
 
 def bias_check(halves_bound: ArrayLike, window: float, tau: float | TauUpper | ArrayLike,
                tolerance: ArrayLike, *, claim: str = "leftover bias within its tolerance",
-               percent: bool = False, unit: str = ""):
+               percent: bool = False, unit: str = "") -> "Check":
     """The burn-in bias bound as a check that can fail.
 
     ``leftover_bias(D⁺, W, τ_up)`` bounds the bias the window mean keeps
