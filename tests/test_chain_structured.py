@@ -94,3 +94,11 @@ def test_bad_input(kw, exc, word):
     n, beta = args.pop("n"), args.pop("beta")
     with pytest.raises(exc, match=word):
         stationary_jsq(n, beta, **args)
+
+
+def test_tiny_n_where_the_pivot_vanishes():
+    # n = 3, lam = 0.9: the rank-one pivot is exactly zero; the adaptive solver answers
+    beta = 0.1 * math.sqrt(3)
+    r = stationary_jsq(3, beta)
+    assert r.method == "fsp"
+    assert abs(r.mean_response - stationary_jsq_fsp(3, beta).mean_response) < 1e-9

@@ -313,6 +313,13 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         bar = progress_bar(progress, (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
         try:
             states, pi = _sectors(n, lam, J, emax, bar)
+        except ZeroDivisionError:
+            # at a few tiny n the rank-one reduction's pivot 1 - u_0 vanishes
+            # (n = 3, lam = 0.9): there the adaptive solver below is cheap and exact
+            if not fallback:
+                raise
+            states, mtail = None, math.inf
+            break
         finally:
             bar.close()
         corner = float(pi[(states[:, 0] == n) & (states[:, 1] == n) & (states[:, 2] == emax)].sum())
