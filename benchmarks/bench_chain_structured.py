@@ -11,7 +11,8 @@ mass, and (where both run) the differences and the larger error estimate.
 Writes benchmarks/chain_structured.json.
 Run (minutes; the adaptive solver dominates):
     nice .venv/bin/python benchmarks/bench_chain_structured.py [--smoke]
---smoke runs n = 200 (both) and n = 10^4 (structured) only, in seconds, and
+--smoke runs n = 200 (both solvers) and n = 10^4 (structured) at beta = 1, 2, and
+alpha = 0.6 at n = 10^4, in seconds, and
 writes nothing; --new-only skips the side-by-side rows (the structured solver
 alone, a few minutes).
 """
@@ -55,8 +56,9 @@ def main(smoke=False, new_only=False):
     old_ns, new_ns = ((200,), (10_000,)) if smoke else (OLD_NS, NEW_NS)
     old_ns = () if new_only else old_ns
     alpha_ns = (10_000,) if smoke else ALPHA_NS
+    betas, alphas = ((1.0, 2.0), (0.6,)) if smoke else (BETAS, ALPHAS)
     rows = {}
-    for beta in BETAS:
+    for beta in betas:
         for n in old_ns:
             new = _timed(stationary_jsq, n, beta)
             old = _timed(stationary_jsq_fsp, n, beta)
@@ -68,7 +70,7 @@ def main(smoke=False, new_only=False):
         for n in new_ns:
             rows[f"{n}/{beta}"] = {"structured": _timed(stationary_jsq, n, beta, progress=False)}
             print(n, beta, "new %.2fs" % rows[f"{n}/{beta}"]["structured"]["cpu"], flush=True)
-    for alpha in ALPHAS:
+    for alpha in alphas:
         for n in alpha_ns:
             beta = n ** (0.5 - alpha)       # load 1 − n^(−alpha) = 1 − beta/√n
             rows[f"{n}/alpha={alpha}"] = {"structured": _timed(stationary_jsq, n, beta),
