@@ -32,7 +32,8 @@ StationaryJSQ.__module__ = __name__
 _NS_PER_STATE = 40e-9       # seconds per state and sweep (one core, measured, with margin)
 _CHUNK = 2000               # levels per kernel call (progress)
 _FSP_SWITCH = 1e-8          # estimated mass beyond three tasks above which the adaptive solver runs
-_FSP_TOL = 1e-10            # its admission threshold
+_FSP_TOL = 1e-10            # its admission threshold at the default tol (its own default) ...
+_FSP_TOL_RATIO = 100.0      # ... and per unit of a tighter tol
 
 
 def _idle_cut(n, lam, tol):
@@ -186,7 +187,8 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         Target for the neglected mass, in ``(0, 1e-3]``: the idle-server cut
         ``J`` is the smallest with certified tail ``<= tol/2``, and the
         ``Q_2`` and ``Q_3`` cuts are widened until their estimated mass is
-        ``<= tol/2``.
+        ``<= tol/2``. Where the adaptive solver answers (``method="fsp"``), its
+        admission threshold is ``min(1e-10, 100 * tol)``.
     max_states, max_memory, max_seconds
         Refuse (ValueError, before any work) a truncation that needs more
         states, bytes or estimated CPU seconds than this.
@@ -240,7 +242,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
     servers with four tasks matter, small ``n`` at heavy load) the call
     returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
-    ``tol = 1e-10`` instead (``method = "fsp"``, no certified bound).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
+    ``min(1e-10, 100 * tol)`` instead (``method = "fsp"``, no certified bound).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
     doubled until the geometric extrapolation of ``π(Q_2 = k)`` beyond ``K``
     (``mass_tail``) is below ``tol/2``: an estimate, not a bound.  Moves
     out of the set are blocked.  ``error_estimates[q]`` is
@@ -330,7 +332,8 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     if fallback and mtail > _FSP_SWITCH:
         # servers with four tasks matter (small n, heavy load): the adaptive solver
         from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
-        return stationary_jsq_fsp(n, beta, tol=_FSP_TOL, progress=progress)
+        return stationary_jsq_fsp(n, beta, tol=min(_FSP_TOL, _FSP_TOL_RATIO * tol),
+                                  progress=progress)
     if states is not None:
         f, pmf, _ = _quantities(states, pi, n, lam)
         Qmax = states.sum(axis=1).max()
