@@ -28,7 +28,8 @@ from qlib.halfin_whitt import SOLVER_VERSION, stationary_jsq
 HERE = pathlib.Path(__file__).parent
 OUT = HERE / "ht_alternatives_chain.json"
 NS = (100, 500, 1000, 2000, 10_000)
-TOL = {}               # per-n tol where the default is too slow (none with the structured solver)
+TOL = {100: 1e-14, 1000: 1e-14}  # per-n tol: at n = 100, 1000 the adaptive solver answers at beta = 0.5; the
+                       # chapter needs its error below 1 % of the detectable deviation
 BETAS = (0.5, 1.0, 2.0)
 KEYS = ("p_wait", "mean_wait", "mean_q2", "mean_q3")
 
