@@ -223,7 +223,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     ``Q_3`` the chain is block tridiagonal in ``Q_2``, tridiagonal in ``I``
     inside a level, with rank-one up-moves (an arrival that finds no idle
     server, ``(0, k) → (0, k + 1)``): level reduction from the top costs
-    three tridiagonal solves per level (:mod:`qlib.halfin_whitt._qbd`).
+    three tridiagonal solves per level (the private module ``qlib.halfin_whitt._qbd``).
     ``Q_3`` rises only from the corner ``(I, Q_2) = (0, n)``, again rank one.
 
     *Certified idle-server cut.*  In JSQ the idle count ``I`` falls at rate
