@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test bench clean venv check-html
+.PHONY: book pdf test bench clean venv check-html
 
 venv: $(STAMP)
 
@@ -34,6 +34,25 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build .
 	@echo "$(INPUTS_HASH)" > _build/.inputs-hash
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
+
+# the whole book as one PDF (XeLaTeX, for the prose's Unicode): LaTeX comes from the
+# distribution's packages and is installed by this target only (`make book` and
+# `make test` never need it); the chapters execute into the same cache as `make book`
+TEX_PACKAGES = texlive-xetex texlive-latex-recommended texlive-latex-extra \
+  texlive-fonts-recommended texlive-plain-generic latexmk lmodern fonts-freefont-otf xindy
+pdf: $(STAMP)
+	command -v xelatex >/dev/null && command -v latexmk >/dev/null || \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEX_PACKAGES))
+	@if [ "$$(cat _build/.inputs-hash 2>/dev/null)" != "$(INPUTS_HASH)" ]; then \
+	  echo "qlib, requirements or stored results changed: every chapter re-executes"; \
+	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; fi
+	$(BIN)/python tools/execute_chapters.py
+	$(BIN)/jupyter-book build . --builder pdflatex
+	@echo "$(INPUTS_HASH)" > _build/.inputs-hash
+	$(BIN)/python tools/check_pdf.py _build/latex/book.pdf
+	# the intro's link to the PDF points here (the HTML book's static folder)
+	mkdir -p _build/html/_static && cp _build/latex/book.pdf _build/html/_static/book.pdf
+	@echo "The PDF is at $(CURDIR)/_build/latex/book.pdf"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=12
