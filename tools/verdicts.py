@@ -44,8 +44,8 @@ def blocks(lines):
     out, start, in_code = [], None, False
     for i, line in enumerate(lines + [""]):
         s = line.strip()
-        boundary = (not s or s.startswith(("```", ":::", "|", "$$", "(", ":")) and not s.startswith("({")
-                    or s.startswith("#") or in_code)
+        boundary = (not s or s.startswith(("```", ":::", "|", "$$", "#")) or in_code
+                    or re.fullmatch(r"\([\w-]+\)=", s) or re.match(r":\w[\w-]*:", s))
         if s.startswith("```{code-cell"):
             in_code = True
         elif in_code and s == "```":
