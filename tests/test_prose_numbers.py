@@ -113,7 +113,7 @@ ALLOWED: dict[str, set[str]] = {
                    "of 300 time units", "from 100 to 300", "n = 100, 400, 1600",
                    "from $n = 100$"},
     "ht_stationary": {"n = 500", "four times finer", "of 2000 time units"},
-    "ht_alternatives": {"n \\le 200", "\\approx 0.316", "n \\le 1000", "d = 100"},
+    "ht_alternatives": {"n \\le 200", "\\approx 0.316", "n \\le 1000", "k = 100"},
     "performance": {"n = 1000", "at least 100", "burn-in of 100", "t_\\text{end} = 500"},
     "ledger": {"n = 1500", "n = 5000", "n = 5001", "n = 1000", "t = 300",
                "n = 500", "n = 100"},
