@@ -65,6 +65,7 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
                                _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
                                _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
+from qlib.sim._permute import _feistel, _fresh, _round_keys, feistel_params
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
@@ -86,8 +87,9 @@ _PEAK_BYTES_PER_SERVER = 5
 
 _AHEAD = 64                      # steps drawn ahead (cache lines requested) at large n
 _AHEAD_FROM = 2**17              # from this n on (below, the state stays in the caches)
+_LOOK_MAX = 64                   # mu > 0: at most this many looked positions (servers kept ahead)
 # st: steps done, segment, arrivals (departures follow from the tasks at both ends)
-_STEP, _SEG, _ARR = range(3)
+_STEP, _SEG, _ARR, _EP = range(4)
 
 
 def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
@@ -131,7 +133,7 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
-         indptr, indices, cand, pick, buf):
+         indptr, indices, cand, pick, buf, rmode, pk, rk, sv, pos):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
     Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
@@ -156,6 +158,17 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     1`` (after that step; the caller grows the levels, widens ``X`` if
     needed and calls again: every draw is a function of the step index, so
     the run is the same bit for bit).
+
+    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``;
+    0: static): step ``k`` is a resampling epoch if ``f >= T2`` (``pk[6]``,
+    ``rmode`` 1), a potential departure if ``T <= f < T2``; the servers an
+    arrival looks at are found when the step is drawn, ``buf.size`` steps
+    ahead (the epoch at the head of the draws is known there), into row
+    ``k mod 2 buf.size`` of ``sv`` (their count in its last column), and
+    their lines are requested: ``rmode`` 1 maps the looked positions
+    through the head epoch's Feistel permutation (``qlib.sim._permute``;
+    round keys ``rk``, epoch 0 the identity), ``rmode`` 2 draws distinct
+    uniform servers.  ``st[_EP]`` counts the epochs run.
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
@@ -169,13 +182,24 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     k = st[_STEP]
     g = st[_SEG]
     arrivals = st[_ARR]
+    ep = st[_EP]
     code = 0
-    if pf:                                      # the steps k+1 .. k+D, ahead
+    ring = pf or rmode > 0
+    mask2 = 2 * D - 1
+    T2 = pk[6]
+    eh = ep                                     # the epoch at the head of the draws
+    if rmode == 1 and eh > 0:
+        _round_keys(pk[0], pk[1], eh, rk)
+    if ring:                                    # the steps k+1 .. k+D, ahead
         for j in range(1, D + 1):
             r = _mix(kA + np.uint64(k + j) * gA)
             buf[(k + j) & mask] = r
             s, f = _mul128(r, n)
-            _prefetch(X, s)
+            if rmode:
+                eh = _head(k + j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick,
+                           rmode, pk, rk, sv, pos, keys, n, nm1, mask2)
+            else:
+                _prefetch(X, s)
     zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
     zf = kA + np.uint64(k + 1 + D) * gA         # the draw D steps ahead
     while g < nseg:
@@ -185,11 +209,15 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
         na = 0
         while k < end:
             k += 1
-            if pf:
+            if ring:
                 rf = _mix(zf)
                 zf += gA
                 sf, f = _mul128(rf, n)
-                _prefetch(X, sf)
+                if rmode:
+                    eh = _head(k + D, rf, sf, f, eh, X, T, mode, cols, ch, indptr, indices,
+                               pick, rmode, pk, rk, sv, pos, keys, n, nm1, mask2)
+                else:
+                    _prefetch(X, sf)
                 r = buf[k & mask]
                 buf[k & mask] = rf
             else:
@@ -197,6 +225,42 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 zc += gA
             s, f = _mul128(r, n)
             a = np.int64(f < T)
+            if rmode:                           # a resampled placement
+                if not a:
+                    if rmode == 1 and f >= T2:  # a resampling epoch
+                        ep += 1
+                        continue
+                    lv = np.int64(X[s])         # potential departure
+                    if lv > 0:
+                        acc[lv] -= end - k
+                        dq[lv] -= 1
+                        X[s] = lv - 1
+                    continue
+                row2 = k & mask2
+                cnt = np.int64(sv[row2, sv.shape[1] - 1])
+                s = sv[row2, 0]
+                bx = np.int64(X[s])
+                cand[0] = s
+                nt = 1
+                for p in range(1, cnt):
+                    bx, nt = _scan(X, sv[row2, p], bx, nt, cand)
+                if nt == 1:
+                    tc = cand[0]
+                elif nt == 2:
+                    tc = cand[np.int64((r >> _TWO) & _ONE)]
+                else:
+                    t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(nt))
+                    tc = cand[np.int64(t)]
+                lv = bx + 1
+                X[tc] = lv
+                acc[lv] += end - k
+                dq[lv] += 1
+                rs += lv
+                na += 1
+                if lv >= K:
+                    code = 1
+                    break
+                continue
             if ch == 2:
                 if mode == _RING:
                     up = _ZERO if s == nm1 else s + _ONE
@@ -309,7 +373,73 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     st[_STEP] = k
     st[_SEG] = g
     st[_ARR] = arrivals
+    st[_EP] = ep
     return code
+
+
+@numba.njit(cache=True, inline="always")
+def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk, rk, sv,
+          pos, keys, n, nm1, mask2):
+    """Step ``j``, drawn ahead (``r``; position or server ``s``, fraction
+    ``f``) under a resampled placement: a resampling epoch moves the head's
+    epoch ``eh`` on (and draws its round keys); an arrival's looked
+    positions are mapped to their servers, stored in row ``j mod 2D`` of
+    ``sv`` (their count last), and their lines requested; a potential
+    departure's line is requested.  Returns the head's epoch."""
+    if f >= T:
+        if rmode == 1 and f >= pk[6]:
+            eh += 1
+            _round_keys(pk[0], pk[1], eh, rk)
+        else:
+            _prefetch(X, s)
+        return eh
+    # the looked positions: s, then every neighbour or m distinct uniform ones
+    lo = 0
+    c = _ZERO
+    if mode == _CSR:
+        lo = np.int64(indptr[s])
+        dg = np.int64(indptr[s + _ONE]) - lo
+    elif mode == _COMPLETE:
+        dg = np.int64(nm1)
+    else:
+        dg = 2 if mode == _RING else 4
+        if mode == _TORUS:
+            c = s % cols
+    m = dg if ch == 0 else min(ch - 1, dg)
+    pos[0] = s
+    if m == dg:
+        for p in range(dg):
+            pos[p + 1] = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
+    else:
+        ub = _mix(keys[2] + np.uint64(j) * keys[3])
+        q = 0
+        for p in range(m):
+            while True:
+                q += 1
+                o, lo2 = _mul128(_mix(ub + np.uint64(q) * _GOLD), np.uint64(dg))
+                new = True
+                for t in range(p):
+                    new &= pick[t] != o
+                if new:
+                    break
+            pick[p] = o
+            pos[p + 1] = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
+    cnt = m + 1
+    row = j & mask2
+    if rmode == 2:
+        _fresh(pos, sv[row], cnt, n, _mix(pk[2] + np.uint64(j) * pk[3]))
+    elif eh == 0:
+        for p in range(cnt):
+            sv[row, p] = pos[p]
+    else:
+        hh = pk[4]
+        bm = (_ONE << hh) - _ONE
+        for p in range(cnt):
+            sv[row, p] = _feistel(pos[p], n, hh, bm, pk[5], rk)
+    for p in range(cnt):
+        _prefetch(X, sv[row, p])
+    sv[row, sv.shape[1] - 1] = np.uint64(cnt)
+    return eh
 
 
 def _keys(ss):
@@ -403,14 +533,14 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     (1.13, True)
     """
     graph = _as_graph(graph, implicit_ok=True)
-    if mu != 0:
-        raise ValueError(f"mu must be 0 (a static graph) for simulate_uniformized, got {mu!r}")
     ch = _check_choices(choices)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, 0.0, t_end, burn_in, batches, False, warn,
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, False, warn,
                                           per_server=_PEAK_BYTES_PER_SERVER)
     n = graph.n
+    mu_inf = bool(np.isinf(mu))
+    rmode = 0 if mu == 0 else (2 if mu_inf else 1)
     ss, seed_out = _seed(seed)
-    rate = n * (lam + 1.0)
+    rate = n * (lam + 1.0) + (mu if rmode == 1 else 0.0)
     ntot = int(round(rate * t_end))
     nb_ = int(round(rate * burn_in))
     W = ntot - nb_
@@ -440,7 +570,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     integ = np.zeros((nfine + 1, K + 1))
     rsum = np.zeros(nfine + 1)
     rcnt = np.zeros(nfine + 1)
-    st = np.zeros(3, np.int64)
+    st = np.zeros(4, np.int64)
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
     kind, cols = graph_kind(graph)
@@ -451,14 +581,29 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     else:
         indptr, indices = graph.indptr, graph.indices
         maxdeg = int(np.diff(indptr).max()) if n else 0
-    cand = np.empty((maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1, np.uint64)
+    look = (maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1   # positions an arrival looks at
+    if rmode and look > _LOOK_MAX:
+        raise ValueError(f"mu > 0 needs arrivals that look at <= {_LOOK_MAX} positions "
+                         f"(graph's degree or choices), got {look}")
+    cand = np.empty(look, np.uint64)
     pick = np.empty(max(ch - 1, 1), np.uint64)
-    buf = np.empty(_AHEAD if n >= _AHEAD_FROM else 1, np.uint64)   # draws ahead
-    T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
+    D = _AHEAD if n >= _AHEAD_FROM else 1
+    buf = np.empty(D, np.uint64)   # draws ahead
+    # P(arrival) 2**64 and, resampled, P(arrival or potential departure) 2**64
+    fl, fm = Fraction(lam), Fraction(mu) if rmode == 1 else Fraction(0)
+    T = np.uint64(int(fl * n / ((fl + 1) * n + fm) * 2**64))
+    T2 = int((fl + 1) * n / ((fl + 1) * n + fm) * 2**64) if rmode == 1 else 2**64 - 1
+    h, a, nround = feistel_params(n)
+    kw = ss.spawn(1)[0].generate_state(4, np.uint64)    # permutation and fresh-server keys
+    pk = np.array([kw[0], kw[1] | np.uint64(1), kw[2], kw[3] | np.uint64(1), h, a,
+                   min(T2, 2**64 - 1)], np.uint64)
+    rk = np.zeros(nround, np.uint64)
+    sv = np.zeros((2 * D, look + 1) if rmode else (1, 1), np.uint64)
+    pos = np.zeros(look, np.uint64)
 
     w0 = time.perf_counter()
     while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
-               np.uint64(cols), ch, indptr, indices, cand, pick, buf):
+               np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, rk, sv, pos):
         top = int(np.iinfo(X.dtype).max)
         if K >= top:             # the next arrival could pass the state's width: widen
             X = X.astype(_WIDER[X.dtype])
@@ -482,9 +627,10 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     arr = int(st[_ARR])
     dep = arr + tasks0 - int(Q[1:].sum())      # every task that left was a departure
     return _transient(SimulationResult(
-        occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
+        occupancy=occ, times=None, paths=None, events=arr + dep,
+        resamples=int(st[_EP]) if rmode == 1 else (arr if rmode == 2 else 0),
         arrivals=arr, departures=dep,
         final_queues=X.astype(np.int32),
         wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
         **fields))
