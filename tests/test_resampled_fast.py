@@ -133,3 +133,17 @@ def test_unsupported_resampled_graph_is_refused():
     assert not supports_resampled(1500, 1500, math.inf)
     with pytest.raises(ValueError, match="mu"):
         simulate_uniformized(graphs.double_star(200), 0.9, math.inf, t_end=10)
+
+
+def test_three_at_once_is_one_at_a_time():
+    from qlib.sim._permute import _feistel, _feistel3, _tables, table_shape
+    for n in (1000, 4097, 10**6 + 3):
+        h, a, _ = feistel_params(n)
+        shape, dt = table_shape(n)
+        tab = np.zeros(shape, dt)
+        b = np.uint64(2**h)
+        _tables(_KP, _GP, 7, tab, np.uint64(a), b)
+        args = (np.uint64(n), np.uint64(h), b - np.uint64(1), np.uint64(a), tab)
+        xs = np.random.default_rng(n).integers(0, n, size=(50, 3)).astype(np.uint64)
+        for x in xs:
+            assert _feistel3(x[0], x[1], x[2], *args) == tuple(_feistel(v, *args) for v in x)

@@ -107,6 +107,35 @@ def _feistel(x, n, h, bm, a, tab):
 
 
 @numba.njit(cache=True, inline="always")
+def _feistel3(x0, x1, x2, n, h, bm, a, tab):
+    """``_feistel`` of three positions at once (the ring's closed
+    neighbourhood), round by round, so that their look-up chains overlap."""
+    L0, R0 = x0 >> h, x0 & bm
+    L1, R1 = x1 >> h, x1 & bm
+    L2, R2 = x2 >> h, x2 & bm
+    for i in range(0, tab.shape[0], 2):
+        t0 = L0 + np.uint64(tab[i, R0])
+        t1 = L1 + np.uint64(tab[i, R1])
+        t2 = L2 + np.uint64(tab[i, R2])
+        t0 = t0 - a if t0 >= a else t0
+        t1 = t1 - a if t1 >= a else t1
+        t2 = t2 - a if t2 >= a else t2
+        L0, L1, L2 = R0, R1, R2
+        R0 = (L0 + np.uint64(tab[i + 1, t0])) & bm
+        R1 = (L1 + np.uint64(tab[i + 1, t1])) & bm
+        R2 = (L2 + np.uint64(tab[i + 1, t2])) & bm
+        L0, L1, L2 = t0, t1, t2
+    y0, y1, y2 = (L0 << h) | R0, (L1 << h) | R1, (L2 << h) | R2
+    while y0 >= n:          # cycle walking, rare: one at a time
+        y0 = _network(y0, h, bm, a, tab)
+    while y1 >= n:
+        y1 = _network(y1, h, bm, a, tab)
+    while y2 >= n:
+        y2 = _network(y2, h, bm, a, tab)
+    return y0, y1, y2
+
+
+@numba.njit(cache=True, inline="always")
 def _fresh(srv, cnt, n, u):
     """``mu = inf``: servers ``srv[:cnt]`` of ``cnt`` looked positions
     under a fresh uniform permutation: distinct uniform servers, drawn by

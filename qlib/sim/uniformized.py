@@ -77,7 +77,7 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
                                _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
                                _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
-from qlib.sim._permute import _feistel, _fresh, _tables, feistel_params, table_shape
+from qlib.sim._permute import _feistel, _feistel3, _fresh, _tables, feistel_params, table_shape
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
@@ -198,9 +198,10 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     0: static): step ``k`` is a resampling epoch if ``f >= T2`` (``pk[6]``,
     ``rmode`` 1), a potential departure if ``T <= f < T2``; the servers an
     arrival looks at are found when the step is drawn, ``buf.size`` steps
-    ahead (the epoch at the head of the draws is known there), into row
-    ``k mod 2 buf.size`` of ``sv`` (their count in its last column), and
-    their lines are requested: ``rmode`` 1 maps the looked positions
+    ahead (the epoch at the head of the draws is known there; with
+    ``buf.size == 1``, when the step runs), into row ``k mod 2 buf.size``
+    of ``sv`` (their count in its last column), and their lines are
+    requested: ``rmode`` 1 maps the looked positions
     through the head epoch's Feistel permutation (``qlib.sim._permute``;
     round functions drawn as tables into ``tab``, epoch 0 the identity), ``rmode`` 2 draws distinct
     uniform servers.  ``st[_EP]`` counts the epochs run.
@@ -219,7 +220,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     arrivals = st[_ARR]
     ep = st[_EP]
     code = 0
-    ring = pf or rmode > 0
+    ring = pf
     mask2 = 2 * D - 1
     T2 = pk[6]
     eh = ep                                     # the epoch at the head of the draws
@@ -265,6 +266,8 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 if not a:
                     if rmode == 1 and f >= T2:  # a resampling epoch
                         ep += 1
+                        if not pf:              # no head: the epoch's tables now
+                            _tables(pk[0], pk[1], ep, tab, pk[5], b)
                         continue
                     lv = np.int64(X[s])         # potential departure
                     if lv > 0:
@@ -272,6 +275,9 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                         dq[lv] -= 1
                         X[s] = lv - 1
                     continue
+                if not pf:                      # no head: the servers now
+                    _servers(k, s, ep, X, mode, cols, ch, indptr, indices, pick, rmode, pk,
+                             tab, sv, pos, keys, n, nm1, mask2, pf)
                 row2 = k & mask2
                 cnt = np.int64(sv[row2, sv.shape[1] - 1])
                 s = sv[row2, 0]
@@ -429,6 +435,17 @@ def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk
         elif pf:
             _prefetch(X, s)
         return eh
+    _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
+             keys, n, nm1, mask2, pf)
+    return eh
+
+
+@numba.njit(cache=True, inline="always")
+def _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
+             keys, n, nm1, mask2, pf):
+    """The servers an arrival at position ``s`` in step ``j`` looks at, in
+    epoch ``eh``, into row ``j mod 2D`` of ``sv`` (their count last); with
+    ``pf``, their cache lines are requested."""
     # the looked positions: s, then every neighbour or m distinct uniform ones
     lo = 0
     c = _ZERO
@@ -451,7 +468,7 @@ def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk
             for p in range(cnt):
                 _prefetch(X, sv[row, p])
         sv[row, sv.shape[1] - 1] = np.uint64(cnt)
-        return eh
+        return
     pos[0] = s
     if m == dg:
         for p in range(dg):
@@ -476,13 +493,16 @@ def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk
     else:
         hh = pk[4]
         bm = (_ONE << hh) - _ONE
-        for p in range(cnt):
-            sv[row, p] = _feistel(pos[p], n, hh, bm, pk[5], tab)
+        if cnt == 3:
+            sv[row, 0], sv[row, 1], sv[row, 2] = _feistel3(pos[0], pos[1], pos[2], n, hh, bm,
+                                                           pk[5], tab)
+        else:
+            for p in range(cnt):
+                sv[row, p] = _feistel(pos[p], n, hh, bm, pk[5], tab)
     if pf:
         for p in range(cnt):
             _prefetch(X, sv[row, p])
     sv[row, sv.shape[1] - 1] = np.uint64(cnt)
-    return eh
 
 
 def _keys(ss):
