@@ -121,7 +121,7 @@ def test_queue_past_255_widens_the_state_and_conserves_tasks():
 
 
 @pytest.mark.parametrize("kwargs,name,exc", [
-    (dict(mu=1.0), "mu", ValueError), (dict(choices=1), "choices", ValueError),
+    (dict(mu=-1.0), "mu", ValueError), (dict(choices=1), "choices", ValueError),
     (dict(choices=True), "choices", TypeError), (dict(lam=-0.5), "lam", ValueError),
     (dict(t_end=1e-3), "t_end", ValueError), (dict(burn_in=50.0), "t_end", ValueError),
 ])

@@ -1,7 +1,8 @@
-"""A uniformized fast path for static graphs: one cheap random draw per step, a compact state, batched memory look-ups.
+"""A uniformized fast path for static and resampled graphs: one cheap random draw per step, a compact state, batched memory look-ups.
 
-The model is :func:`~qlib.sim.run.simulate`'s at ``mu = 0`` (static graph,
-server ``s`` at position ``s``) with Exp(1) services, under two policies: a
+The model is :func:`~qlib.sim.run.simulate`'s (at ``mu = 0`` the static
+graph, server ``s`` at position ``s``; ``mu > 0``: see "Resampled
+placements" below) with Exp(1) services, under two policies: a
 task joins a shortest queue of its position's whole closed neighbourhood
 (``choices=None``), or of its position and ``k - 1`` distinct uniformly
 chosen neighbours (``choices=k``, all of them when the degree is below
@@ -51,6 +52,17 @@ Near the hardware:
   drawn by rejection from SplitMix64 seeded with that draw;
 * a one-neighbour step is written without a branch on its kind: a
   potential departure compares a server with itself.
+
+Resampled placements (``mu > 0``): the uniformization rate is ``Λ = n (λ +
+1) + μ`` (``μ`` finite), and a step whose fraction falls in the top ``μ /
+Λ`` is a resampling epoch.  The servers of the positions an arrival looks
+at are found when its step is drawn, 64 steps ahead at large ``n`` (the
+epoch there is known: the epochs are steps too), and their cache lines are
+requested then: under ``mu = inf`` they are distinct uniform servers (exact
+in law), under finite ``mu`` the images of the positions under the epoch's
+keyed Feistel permutation (:mod:`qlib.sim._permute`; a pseudo-random
+permutation, the approximation named and measured there).  The state stays
+the one byte per server; the permutation is computed, not stored.
 """
 from __future__ import annotations
 
@@ -65,6 +77,7 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
                                _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
                                _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
+from qlib.sim._permute import _feistel, _feistel3, _fresh, _tables, feistel_params, table_shape
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
@@ -75,7 +88,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
-__all__ = ["simulate_uniformized", "graph_kind", "STATE_BYTES_PER_SERVER"]
+__all__ = ["simulate_uniformized", "graph_kind", "supports_resampled", "STATE_BYTES_PER_SERVER"]
 
 #: Bytes per server of the fast path's state while it runs: one ``uint8``
 #: queue length (widened only when a queue passes 255).
@@ -86,8 +99,32 @@ _PEAK_BYTES_PER_SERVER = 5
 
 _AHEAD = 64                      # steps drawn ahead (cache lines requested) at large n
 _AHEAD_FROM = 2**17              # from this n on (below, the state stays in the caches)
+_FRESH_MAX = 64                  # mu = inf: at most this many looked positions (drawn by rejection)
+_AHEAD_CELLS = 2**20             # 0 < mu < inf: at most this many servers kept ahead (8 MiB)
 # st: steps done, segment, arrivals (departures follow from the tasks at both ends)
-_STEP, _SEG, _ARR = range(3)
+_STEP, _SEG, _ARR, _EP = range(4)
+
+
+def supports_resampled(n: int, look: int, mu: float) -> bool:
+    """Whether :func:`simulate_uniformized` runs resampling rate ``mu`` when
+    an arrival looks at up to ``look`` positions (its degree plus one, or
+    ``choices``) of ``n``: always at ``mu = 0``; at ``mu = inf`` while
+    ``look <= 64`` (distinct servers drawn by rejection, O(look²) each); at
+    finite ``mu`` while the servers kept ahead, ``2 D (look + 1)`` for the
+    ``D`` steps drawn ahead, fit in 8 MiB.
+
+    Examples
+    --------
+    >>> from qlib.sim.uniformized import supports_resampled
+    >>> supports_resampled(10**7, 3, 16.1), supports_resampled(1500, 1500, float("inf"))
+    (True, False)
+    """
+    if mu == 0:
+        return True
+    if np.isinf(mu):
+        return look <= _FRESH_MAX
+    D = _AHEAD if n >= _AHEAD_FROM else 1
+    return 2 * D * (look + 1) <= _AHEAD_CELLS
 
 
 def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
@@ -131,7 +168,7 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
-         indptr, indices, cand, pick, buf):
+         indptr, indices, cand, pick, buf, rmode, pk, tab, sv, pos):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
     Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
@@ -156,6 +193,18 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     1`` (after that step; the caller grows the levels, widens ``X`` if
     needed and calls again: every draw is a function of the step index, so
     the run is the same bit for bit).
+
+    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``;
+    0: static): step ``k`` is a resampling epoch if ``f >= T2`` (``pk[6]``,
+    ``rmode`` 1), a potential departure if ``T <= f < T2``; the servers an
+    arrival looks at are found when the step is drawn, ``buf.size`` steps
+    ahead (the epoch at the head of the draws is known there; with
+    ``buf.size == 1``, when the step runs), into row ``k mod 2 buf.size``
+    of ``sv`` (their count in its last column), and their lines are
+    requested: ``rmode`` 1 maps the looked positions
+    through the head epoch's Feistel permutation (``qlib.sim._permute``;
+    round functions drawn as tables into ``tab``, epoch 0 the identity), ``rmode`` 2 draws distinct
+    uniform servers.  ``st[_EP]`` counts the epochs run.
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
@@ -169,13 +218,25 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     k = st[_STEP]
     g = st[_SEG]
     arrivals = st[_ARR]
+    ep = st[_EP]
     code = 0
-    if pf:                                      # the steps k+1 .. k+D, ahead
+    ring = pf
+    mask2 = 2 * D - 1
+    T2 = pk[6]
+    eh = ep                                     # the epoch at the head of the draws
+    b = _ONE << pk[4]
+    if rmode == 1 and eh > 0:
+        _tables(pk[0], pk[1], eh, tab, pk[5], b)
+    if ring:                                    # the steps k+1 .. k+D, ahead
         for j in range(1, D + 1):
             r = _mix(kA + np.uint64(k + j) * gA)
             buf[(k + j) & mask] = r
             s, f = _mul128(r, n)
-            _prefetch(X, s)
+            if rmode:
+                eh = _head(k + j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick,
+                           rmode, pk, tab, sv, pos, keys, n, nm1, mask2, pf)
+            else:
+                _prefetch(X, s)
     zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
     zf = kA + np.uint64(k + 1 + D) * gA         # the draw D steps ahead
     while g < nseg:
@@ -185,11 +246,15 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
         na = 0
         while k < end:
             k += 1
-            if pf:
+            if ring:
                 rf = _mix(zf)
                 zf += gA
                 sf, f = _mul128(rf, n)
-                _prefetch(X, sf)
+                if rmode:
+                    eh = _head(k + D, rf, sf, f, eh, X, T, mode, cols, ch, indptr, indices,
+                               pick, rmode, pk, tab, sv, pos, keys, n, nm1, mask2, pf)
+                else:
+                    _prefetch(X, sf)
                 r = buf[k & mask]
                 buf[k & mask] = rf
             else:
@@ -197,6 +262,47 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 zc += gA
             s, f = _mul128(r, n)
             a = np.int64(f < T)
+            if rmode:                           # a resampled placement
+                if not a:
+                    if rmode == 1 and f >= T2:  # a resampling epoch
+                        ep += 1
+                        if not pf:              # no head: the epoch's tables now
+                            _tables(pk[0], pk[1], ep, tab, pk[5], b)
+                        continue
+                    lv = np.int64(X[s])         # potential departure
+                    if lv > 0:
+                        acc[lv] -= end - k
+                        dq[lv] -= 1
+                        X[s] = lv - 1
+                    continue
+                if not pf:                      # no head: the servers now
+                    _servers(k, s, ep, X, mode, cols, ch, indptr, indices, pick, rmode, pk,
+                             tab, sv, pos, keys, n, nm1, mask2, pf)
+                row2 = k & mask2
+                cnt = np.int64(sv[row2, sv.shape[1] - 1])
+                s = sv[row2, 0]
+                bx = np.int64(X[s])
+                cand[0] = s
+                nt = 1
+                for p in range(1, cnt):
+                    bx, nt = _scan(X, sv[row2, p], bx, nt, cand)
+                if nt == 1:
+                    tc = cand[0]
+                elif nt == 2:
+                    tc = cand[np.int64((r >> _TWO) & _ONE)]
+                else:
+                    t, f = _mul128(_mix(kB + np.uint64(k) * gB), np.uint64(nt))
+                    tc = cand[np.int64(t)]
+                lv = bx + 1
+                X[tc] = lv
+                acc[lv] += end - k
+                dq[lv] += 1
+                rs += lv
+                na += 1
+                if lv >= K:
+                    code = 1
+                    break
+                continue
             if ch == 2:
                 if mode == _RING:
                     up = _ZERO if s == nm1 else s + _ONE
@@ -309,7 +415,94 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     st[_STEP] = k
     st[_SEG] = g
     st[_ARR] = arrivals
+    st[_EP] = ep
     return code
+
+
+@numba.njit(cache=True, inline="always")
+def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv,
+          pos, keys, n, nm1, mask2, pf):
+    """Step ``j``, drawn ahead (``r``; position or server ``s``, fraction
+    ``f``) under a resampled placement: a resampling epoch moves the head's
+    epoch ``eh`` on (and draws its round functions); an arrival's looked
+    positions are mapped to their servers, stored in row ``j mod 2D`` of
+    ``sv`` (their count last), and their lines requested; a potential
+    departure's line is requested.  Returns the head's epoch."""
+    if f >= T:
+        if rmode == 1 and f >= pk[6]:
+            eh += 1
+            _tables(pk[0], pk[1], eh, tab, pk[5], _ONE << pk[4])
+        elif pf:
+            _prefetch(X, s)
+        return eh
+    _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
+             keys, n, nm1, mask2, pf)
+    return eh
+
+
+@numba.njit(cache=True, inline="always")
+def _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
+             keys, n, nm1, mask2, pf):
+    """The servers an arrival at position ``s`` in step ``j`` looks at, in
+    epoch ``eh``, into row ``j mod 2D`` of ``sv`` (their count last); with
+    ``pf``, their cache lines are requested."""
+    # the looked positions: s, then every neighbour or m distinct uniform ones
+    lo = 0
+    c = _ZERO
+    if mode == _CSR:
+        lo = np.int64(indptr[s])
+        dg = np.int64(indptr[s + _ONE]) - lo
+    elif mode == _COMPLETE:
+        dg = np.int64(nm1)
+    else:
+        dg = 2 if mode == _RING else 4
+        if mode == _TORUS:
+            c = s % cols
+    m = dg if ch == 0 else min(ch - 1, dg)
+    cnt = m + 1
+    row = j & mask2
+    if rmode == 2:
+        # fresh placement: only how many positions are looked at matters
+        _fresh(sv[row], cnt, n, _mix(pk[2] + np.uint64(j) * pk[3]))
+        if pf:
+            for p in range(cnt):
+                _prefetch(X, sv[row, p])
+        sv[row, sv.shape[1] - 1] = np.uint64(cnt)
+        return
+    pos[0] = s
+    if m == dg:
+        for p in range(dg):
+            pos[p + 1] = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
+    else:
+        ub = _mix(keys[2] + np.uint64(j) * keys[3])
+        q = 0
+        for p in range(m):
+            while True:
+                q += 1
+                o, lo2 = _mul128(_mix(ub + np.uint64(q) * _GOLD), np.uint64(dg))
+                new = True
+                for t in range(p):
+                    new &= pick[t] != o
+                if new:
+                    break
+            pick[p] = o
+            pos[p + 1] = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
+    if eh == 0:
+        for p in range(cnt):
+            sv[row, p] = pos[p]
+    else:
+        hh = pk[4]
+        bm = (_ONE << hh) - _ONE
+        if cnt == 3:
+            sv[row, 0], sv[row, 1], sv[row, 2] = _feistel3(pos[0], pos[1], pos[2], n, hh, bm,
+                                                           pk[5], tab)
+        else:
+            for p in range(cnt):
+                sv[row, p] = _feistel(pos[p], n, hh, bm, pk[5], tab)
+    if pf:
+        for p in range(cnt):
+            _prefetch(X, sv[row, p])
+    sv[row, sv.shape[1] - 1] = np.uint64(cnt)
 
 
 def _keys(ss):
@@ -333,11 +526,14 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
                          t_end: float, burn_in: float = 0.0, seed: Seed = None,
                          choices: int | None = None, initial: object = None,
                          batches: int | None = None, warn: bool = True) -> SimulationResult:
-    """Simulate JSQ on a static graph with Exp(1) services by a uniformized, batched kernel.
+    """Simulate JSQ on a static or resampled graph with Exp(1) services by a uniformized, batched kernel.
 
     The same model and result as :func:`qlib.simulate <qlib.sim.run.simulate>`
-    at ``mu = 0`` (not the same random numbers): see the module notes for the
-    method.  Time advances by its mean ``1 / (n (λ + 1))`` per step.
+    (not the same random numbers): see the module notes for the method, and
+    :mod:`qlib.sim._permute` for resampled placements (at finite ``mu > 0``
+    the permutation of an epoch is a keyed Feistel bijection, a
+    pseudo-random permutation, not a uniform one).  Time advances by its
+    mean ``1 / (n (λ + 1) + μ)`` per step (``μ`` counted when finite).
 
     Parameters
     ----------
@@ -349,7 +545,9 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         Arrival rate per server, ``lam > 0`` (``lam >= 1`` only as a
         transient, as in ``simulate``).
     mu : float, default 0.0
-        Resampling rate: only ``0`` (static graph).
+        Total rate of the resampling epochs, ``0 <= mu <= inf`` (``0``:
+        static graph; ``inf``: a fresh placement before each arrival), as
+        in ``simulate``; ``mu > 0`` where :func:`supports_resampled` says so.
     t_end : float
         End of the run, ``t_end > burn_in``.
     burn_in : float, default 0.0
@@ -379,7 +577,8 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     Raises
     ------
     ValueError
-        If ``mu`` is not 0, ``choices`` is not None or an int ``>= 2``, the window holds
+        If ``mu > 0`` is not supported for this graph (:func:`supports_resampled`),
+        ``choices`` is not None or an int ``>= 2``, the window holds
         fewer steps than batches need (``t_end``), or an argument is out of
         range as in ``simulate``.
 
@@ -403,14 +602,14 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     (1.13, True)
     """
     graph = _as_graph(graph, implicit_ok=True)
-    if mu != 0:
-        raise ValueError(f"mu must be 0 (a static graph) for simulate_uniformized, got {mu!r}")
     ch = _check_choices(choices)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, 0.0, t_end, burn_in, batches, False, warn,
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, False, warn,
                                           per_server=_PEAK_BYTES_PER_SERVER)
     n = graph.n
+    mu_inf = bool(np.isinf(mu))
+    rmode = 0 if mu == 0 else (2 if mu_inf else 1)
     ss, seed_out = _seed(seed)
-    rate = n * (lam + 1.0)
+    rate = n * (lam + 1.0) + (mu if rmode == 1 else 0.0)
     ntot = int(round(rate * t_end))
     nb_ = int(round(rate * burn_in))
     W = ntot - nb_
@@ -440,7 +639,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     integ = np.zeros((nfine + 1, K + 1))
     rsum = np.zeros(nfine + 1)
     rcnt = np.zeros(nfine + 1)
-    st = np.zeros(3, np.int64)
+    st = np.zeros(4, np.int64)
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
     kind, cols = graph_kind(graph)
@@ -451,14 +650,30 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     else:
         indptr, indices = graph.indptr, graph.indices
         maxdeg = int(np.diff(indptr).max()) if n else 0
-    cand = np.empty((maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1, np.uint64)
+    look = (maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1   # positions an arrival looks at
+    D = _AHEAD if n >= _AHEAD_FROM else 1
+    if not supports_resampled(n, look, mu):
+        raise ValueError(f"mu={mu!r} needs arrivals that look at fewer positions (graph's "
+                         f"degree or choices): {look} at n={n} (see supports_resampled)")
+    cand = np.empty(look, np.uint64)
     pick = np.empty(max(ch - 1, 1), np.uint64)
-    buf = np.empty(_AHEAD if n >= _AHEAD_FROM else 1, np.uint64)   # draws ahead
-    T = np.uint64(int(Fraction(lam) / (Fraction(lam) + 1) * 2**64))  # P(arrival) 2**64
+    buf = np.empty(D, np.uint64)   # draws ahead
+    # P(arrival) 2**64 and, resampled, P(arrival or potential departure) 2**64
+    fl, fm = Fraction(lam), Fraction(mu) if rmode == 1 else Fraction(0)
+    T = np.uint64(int(fl * n / ((fl + 1) * n + fm) * 2**64))
+    T2 = int((fl + 1) * n / ((fl + 1) * n + fm) * 2**64) if rmode == 1 else 2**64 - 1
+    h, a, _ = feistel_params(n)
+    kw = ss.spawn(1)[0].generate_state(4, np.uint64)    # permutation and fresh-server keys
+    pk = np.array([kw[0], kw[1] | np.uint64(1), kw[2], kw[3] | np.uint64(1), h, a,
+                   min(T2, 2**64 - 1)], np.uint64)
+    shape, dt = table_shape(n)
+    tab = np.zeros(shape if rmode == 1 else (2, 1), dt)    # the round functions
+    sv = np.zeros((2 * D, look + 1) if rmode else (1, 1), np.uint64)
+    pos = np.zeros(look, np.uint64)
 
     w0 = time.perf_counter()
     while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
-               np.uint64(cols), ch, indptr, indices, cand, pick, buf):
+               np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, tab, sv, pos):
         top = int(np.iinfo(X.dtype).max)
         if K >= top:             # the next arrival could pass the state's width: widen
             X = X.astype(_WIDER[X.dtype])
@@ -482,9 +697,10 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     arr = int(st[_ARR])
     dep = arr + tasks0 - int(Q[1:].sum())      # every task that left was a departure
     return _transient(SimulationResult(
-        occupancy=occ, times=None, paths=None, events=arr + dep, resamples=0,
+        occupancy=occ, times=None, paths=None, events=arr + dep,
+        resamples=int(st[_EP]) if rmode == 1 else (arr if rmode == 2 else 0),
         arrivals=arr, departures=dep,
         final_queues=X.astype(np.int32),
         wall_time=wall,
-        seed=seed_out, n=n, lam=lam, mu=0.0, t_end=t_end, burn_in=burn_in, levels=K,
+        seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
         **fields))
