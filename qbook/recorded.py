@@ -16,11 +16,13 @@ fail on a committed store whose stamp is not the code's.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import gzip
 import hashlib
 import math
 import pickle
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -104,8 +106,25 @@ def _feed(h: "hashlib._Hash", x: Any) -> None:
         h.update(b"Q")
         _feed(h, x.entropy)
         _feed(h, tuple(x.spawn_key))
+    elif isinstance(x, types.FunctionType):   # a function: by its name, code and closure
+        h.update(b"U" + f"{x.__module__}.{x.__qualname__}".encode())
+        _feed_code(h, x.__code__)
+        _feed(h, [c.cell_contents for c in x.__closure__ or ()])
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):   # a service law, ...: by its fields
+        h.update(b"C" + type(x).__qualname__.encode())
+        _feed(h, {f.name: getattr(x, f.name) for f in dataclasses.fields(x)})
     else:
         raise TypeError(f"cannot key a call on an argument of type {type(x).__name__}")
+
+
+def _feed_code(h: "hashlib._Hash", code: types.CodeType) -> None:
+    """Feed a code object: its bytecode, the names it reads and its constants (nested code too)."""
+    h.update(b"K" + code.co_code + " ".join(code.co_names).encode())
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _feed_code(h, c)
+        else:
+            h.update(repr(c).encode())
 
 
 def _typing_only(node: ast.AST) -> bool:
@@ -129,7 +148,9 @@ def call_key(fn: Callable, *args: Any, **kwargs: Any) -> str:
     *args, **kwargs
         Its arguments: graphs (by their adjacency), arrays (by dtype, shape
         and bytes), numbers (exactly), strings, None, sequences and dicts of
-        these, seed sequences.
+        these, seed sequences, dataclasses of these (by their fields),
+        functions (by their name, bytecode, constants and closure; not by
+        the globals they read).
 
     Returns
     -------
@@ -195,8 +216,11 @@ class RecordedRuns:
         self._store: dict[str, tuple[str, dict]] = {}
         self.stale = False
         if self.path.exists() and not record:
-            with gzip.open(self.path, "rb") as f:
-                store = pickle.load(f)
+            try:
+                with gzip.open(self.path, "rb") as f:
+                    store = pickle.load(f)
+            except (AttributeError, ImportError, TypeError):   # written by code whose classes are gone
+                store = {}
             self.stale = store.pop(_VERSION_KEY, None) != code_version()
             if not self.stale:
                 self._store = store
