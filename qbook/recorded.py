@@ -34,17 +34,24 @@ from qlib.stats._results import ResultIO
 __all__ = ["RecordedRuns", "call_key", "code_version"]
 
 _VERSION_KEY = "_code_version"
+_FILES_KEY = "_code_files"
 
 
-@functools.lru_cache(maxsize=1)
-def code_version() -> str:
+@functools.lru_cache(maxsize=8)
+def code_version(extra: tuple[str, ...] = ()) -> str:
     """A hash of the code that computes recorded results.
 
     The source of ``qlib/sim``, ``qlib/stats`` and ``qlib/graphs.py`` (of the
-    ``qlib`` that is imported), parsed
+    ``qlib`` that is imported), and of the ``extra`` modules, parsed
     and unparsed without docstrings, type annotations, ``if TYPE_CHECKING:``
     blocks and imports from ``typing``, so that comments, layout, docstrings
     and annotations leave it unchanged and any other edit changes it.
+
+    Parameters
+    ----------
+    extra : tuple of str, default ()
+        More source files, relative to the ``qlib`` package (e.g.
+        ``"halfin_whitt/simulate.py"``), for stores of other simulators.
 
     Returns
     -------
@@ -54,6 +61,7 @@ def code_version() -> str:
     import qlib
     root = Path(qlib.__file__).resolve().parent
     files = sorted([*(root / "sim").glob("*.py"), *(root / "stats").glob("*.py"), root / "graphs.py"])
+    files += [root / e for e in extra]
     h = hashlib.sha256()
     for f in files:
         tree = ast.parse(f.read_text(encoding="utf8"))
@@ -186,6 +194,9 @@ class RecordedRuns:
         The store (a ``.pkl.gz`` file); it need not exist yet.
     record : bool, default False
         Rerun every call and replace its stored result (a chapter's ``FULL``).
+    code : sequence of str, default ()
+        Source files of ``qlib`` beyond those :func:`code_version` always hashes
+        that the recorded calls run (the store is stamped with them too).
 
     Attributes
     ----------
@@ -208,11 +219,12 @@ class RecordedRuns:
     ((1, 0), True)
     """
 
-    def __init__(self, path: str | Path, *, record: bool = False) -> None:
+    def __init__(self, path: str | Path, *, record: bool = False, code: tuple[str, ...] = ()) -> None:
         if not isinstance(record, bool):
             raise TypeError(f"record must be a bool, got {type(record).__name__}")
         self.path = Path(path)
         self.record = record
+        self.code = tuple(code)
         self._store: dict[str, tuple[str, dict]] = {}
         self.stale = False
         if self.path.exists() and not record:
@@ -221,7 +233,8 @@ class RecordedRuns:
                     store = pickle.load(f)
             except (AttributeError, ImportError, TypeError):   # written by code whose classes are gone
                 store = {}
-            self.stale = store.pop(_VERSION_KEY, None) != code_version()
+            files = tuple(store.pop(_FILES_KEY, ()))
+            self.stale = store.pop(_VERSION_KEY, None) != code_version(self.code) or files != self.code
             if not self.stale:
                 self._store = store
         self._used: set[str] = set()
@@ -247,12 +260,37 @@ class RecordedRuns:
         self.ran += 1
         return result
 
+    def value(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` for a function that returns plain values (numbers, arrays,
+        tuples of these, small result objects), replayed from the store when it holds this
+        call; stored as returned.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> runs = RecordedRuns(pathlib.Path(tempfile.mkdtemp()) / "runs.pkl.gz")
+        >>> runs.value(divmod, 7, 2), runs.value(divmod, 7, 2), (runs.ran, runs.replayed)
+        ((3, 1), (3, 1), (1, 1))
+        """
+        key = call_key(fn, *args, **kwargs)
+        self._used.add(key)
+        if key in self._store and self._store[key][0] == "value":
+            self.replayed += 1
+            return self._store[key][1]
+        result = fn(*args, **kwargs)
+        self._store[key] = ("value", result)
+        self._dirty = True
+        self.ran += 1
+        return result
+
     def save(self) -> None:
         """Write the store if a call was run, keeping only the calls used since it was opened."""
         if not self._dirty:
             return
         keep = {k: v for k, v in self._store.items() if k in self._used}
-        keep[_VERSION_KEY] = code_version()
+        keep[_VERSION_KEY] = code_version(self.code)
+        if self.code:
+            keep[_FILES_KEY] = self.code
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         with gzip.open(tmp, "wb", compresslevel=6) as f:

@@ -75,8 +75,10 @@ def test_committed_stores_were_written_by_this_code(path):
     # its chapter would rerun every simulation: rerun the chapter (make book)
     # and commit the store it rewrites
     with gzip.open(path, "rb") as f:
-        stamp = pickle.load(f).get("_code_version")
-    assert stamp == code_version(), f"{path.name} was written by other qlib code: rerun its chapter"
+        store = pickle.load(f)
+    stamp, files = store.get("_code_version"), tuple(store.get("_code_files", ()))
+    assert stamp == code_version(files), (f"{path.name} was written by other qlib code: rerun its chapter "
+                                          "(python benchmarks/record_chapters.py)")
 
 
 def test_an_audited_cell_replays_without_its_paths(tmp_path):
