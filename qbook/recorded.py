@@ -21,6 +21,7 @@ import functools
 import gzip
 import hashlib
 import math
+import os
 import pickle
 import types
 from pathlib import Path
@@ -31,7 +32,7 @@ import numpy as np
 from qlib.graphs import Graph
 from qlib.stats._results import ResultIO
 
-__all__ = ["RecordedRuns", "call_key", "code_version"]
+__all__ = ["RecordedRuns", "call_key", "chapter_runs", "code_version"]
 
 _VERSION_KEY = "_code_version"
 _FILES_KEY = "_code_files"
@@ -64,6 +65,9 @@ def code_version(extra: tuple[str, ...] = ()) -> str:
     files += [root / e for e in extra]
     h = hashlib.sha256()
     for f in files:
+        if not f.exists():   # a module named by a store that is gone: a change like any other
+            h.update(b"missing " + f.name.encode())
+            continue
         tree = ast.parse(f.read_text(encoding="utf8"))
         for node in ast.walk(tree):
             if isinstance(getattr(node, "body", None), list):
@@ -283,6 +287,10 @@ class RecordedRuns:
         self.ran += 1
         return result
 
+    def live(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, run and not recorded (a result too large to store)."""
+        return fn(*args, **kwargs)
+
     def save(self) -> None:
         """Write the store if a call was run, keeping only the calls used since it was opened."""
         if not self._dirty:
@@ -297,6 +305,33 @@ class RecordedRuns:
             pickle.dump(keep, f, protocol=4)
         tmp.replace(self.path)
         self._dirty = False
+
+
+def chapter_runs(chapter: str, *, code: tuple[str, ...] = ()) -> RecordedRuns:
+    """The recorded runs of a chapter: ``benchmarks/<chapter>_runs.pkl.gz``, rerun and
+    rewritten when the environment variable ``FULL`` is set (to anything but the empty string).
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's file stem, e.g. ``"simulator_check"``.
+    code : tuple of str, default ()
+        As for :class:`RecordedRuns`.
+
+    Returns
+    -------
+    RecordedRuns
+
+    Examples
+    --------
+    >>> chapter_runs("simulator_check").path.name
+    'simulator_check_runs.pkl.gz'
+    """
+    if not isinstance(chapter, str) or not chapter.isidentifier():
+        raise ValueError(f"chapter must be a chapter's file stem, got {chapter!r}")
+    root = Path(__file__).resolve().parents[1]
+    return RecordedRuns(root / "benchmarks" / f"{chapter}_runs.pkl.gz", record=bool(os.environ.get("FULL")),
+                        code=code)
 
 
 def _strip(d: dict) -> dict:
