@@ -6,12 +6,16 @@ holds one for *the same function with the same arguments* (graph, rates,
 seeds, start states, every keyword), and otherwise runs the call and records
 it. Seeded runs are deterministic, so a replayed result is the one the call
 would return now, as long as the simulator is unchanged; ``record=True``
-(a chapter's ``FULL`` switch) reruns every call and rewrites the store.
+(a chapter's ``FULL`` switch; :func:`chapter_runs` reads it from the
+environment) reruns every call and rewrites the store.
 The store is a gzip-compressed pickle of plain dicts and NumPy arrays
-(each result's ``to_dict``), stamped with
-:func:`code_version`: a store written by other simulator or statistics code
-is ignored (every call runs again and the store is rewritten), and the tests
-fail on a committed store whose stamp is not the code's.
+(each result's ``to_dict``; :meth:`RecordedRuns.value` stores plain values,
+an audited cell its parts, as returned), stamped with
+:func:`code_version` (and the further ``qlib`` modules a store names): a
+store written by other simulator or statistics code is ignored (every call
+runs again and the store is rewritten), and the tests fail on a committed
+store whose stamp is not the code's (``benchmarks/record_chapters.py``
+rewrites the chapters' stores).
 """
 from __future__ import annotations
 
