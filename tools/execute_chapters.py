@@ -45,13 +45,16 @@ _SLOW_FIRST = (
     "finite_n",          # 42
     "ht_alternatives",   # 24
     "fluid_limit",       # 21
-    "ht_waiting",        # 101 before its runs were recorded
-    "simulator_check",   # 106 before
     "solver_check",      # 17
     "tails",             # 17
-    "general_service",   # 85 before
-    "experiments",       # 62 before
     "ht_stationary",     # 13
+    "equilibrium",       # 12
+    "best_degree",       # 12
+    "ht_diffusion",      # 11
+    "simulator_check",   # 10 (106 running its simulations)
+    "general_service",   # 9 (85)
+    "ht_waiting",        # 8 (101)
+    "experiments",       # 7 (62)
 )
 #: the chapters that replay recorded runs, slowest first when FULL=1 makes them run
 _RECORDED = ("simulator_check", "ht_waiting", "general_service", "experiments")
