@@ -1,7 +1,8 @@
 """Rerun the simulations that chapters replay, and rewrite their recorded stores.
 
-``chapters/simulator_check.md``, ``general_service.md``, ``experiments.md`` and
-``ht_waiting.md`` replay their simulations from ``benchmarks/<chapter>_runs.pkl.gz``
+``chapters/simulator_check.md``, ``general_service.md``, ``experiments.md``,
+``ht_waiting.md`` and ``static_graphs.md`` replay their slowest calls (simulations,
+and exact chains of small graphs) from ``benchmarks/<chapter>_runs.pkl.gz``
 (:class:`qbook.recorded.RecordedRuns`: each result under a key made of the call,
 the store stamped with the simulator's code). With the environment variable
 ``FULL`` set, a chapter reruns every one of those calls and rewrites its store.
@@ -13,7 +14,7 @@ simulator or of the statistics code (``tests/test_recorded.py`` fails on a
 store whose stamp is not the code's), and commit the stores it rewrites.
 
 Usage: ``python benchmarks/record_chapters.py [CHAPTER ...]`` (default: all
-four). ``--smoke``: open every store and report its size, its number of calls
+five). ``--smoke``: open every store and report its size, its number of calls
 and whether its stamp is the code's, running nothing and writing nothing.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ("simulator_check", "general_service", "experiments", "ht_waiting")
+CHAPTERS = ("simulator_check", "general_service", "experiments", "ht_waiting", "static_graphs")
 
 
 def store(stem: str) -> Path:

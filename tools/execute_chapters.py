@@ -36,15 +36,15 @@ import yaml
 # script on the 2-core CI machine, in the comments), so that the slowest chapters
 # do not start last: with two at a time the run ends near max(total / 2, longest).
 # The rest follow in table-of-contents order. Only the order depends on this list.
-# simulator_check, general_service, experiments and ht_waiting replay their
-# recorded simulations (benchmarks/*_runs.pkl.gz); with FULL=1 they run them and
-# take minutes each.
+# simulator_check, general_service, experiments, ht_waiting and static_graphs
+# replay their recorded runs (benchmarks/*_runs.pkl.gz); with FULL=1 they run
+# them and take a minute or more each.
 _SLOW_FIRST = (
-    "static_graphs",     # 60
     "ht_paths",          # 51
     "finite_n",          # 42
     "ht_alternatives",   # 24
     "fluid_limit",       # 21
+    "static_graphs",     # about 20 (60 running its exact chains and cells)
     "solver_check",      # 17
     "tails",             # 17
     "ht_stationary",     # 13
@@ -57,7 +57,7 @@ _SLOW_FIRST = (
     "experiments",       # 7 (62)
 )
 #: the chapters that replay recorded runs, slowest first when FULL=1 makes them run
-_RECORDED = ("simulator_check", "ht_waiting", "general_service", "experiments")
+_RECORDED = ("simulator_check", "ht_waiting", "general_service", "static_graphs", "experiments")
 
 
 def _toc_files(book: Path) -> list[Path]:
