@@ -44,7 +44,7 @@ _SLOW_FIRST = (
     "finite_n",          # 42
     "ht_alternatives",   # 24
     "fluid_limit",       # 21
-    "static_graphs",     # about 20 (60 running its exact chains and cells)
+    "static_graphs",     # 19 (60 running its exact chains and cells)
     "solver_check",      # 17
     "tails",             # 17
     "ht_stationary",     # 13
