@@ -35,14 +35,15 @@ from qlib.sim.replications import replicate
 from qlib.sim.result import ReplicationResult
 from qlib.stats.batch import iat
 from qlib.stats.burn_in import BurnIn, burn_in_check, leftover_bias
+from qlib.stats._results import ResultIO
 from qlib.stats.intervals import ReplicationCI, replication_ci
 from qlib.stats.verdict import Check
 
 __all__ = ["AuditedCell", "audited_replicate", "burn_in_verdict", "bias_share", "design_audit"]
 
 
-@dataclass(frozen=True)
-class AuditedCell:
+@dataclass(frozen=True, eq=False, repr=False)
+class AuditedCell(ResultIO):
     """Replications of one cell with their burn-in test and autocorrelation time.
 
     Attributes
@@ -67,6 +68,18 @@ class AuditedCell:
     window: float
     mean_queue: float
 
+    def __repr__(self) -> str:
+        return f"AuditedCell(window={self.window:g}, mean_queue={self.mean_queue:.4g}, tau={self.tau!r})"
+
+    def to_dict(self, *, json: bool = False) -> dict:
+        """The fields, the replications' recorded paths left out (the audit has used
+        them; a stored cell stays small); :meth:`from_dict` reads it back."""
+        if json:
+            raise ValueError("an AuditedCell is recorded as a pickle, not as JSON")
+        runs = tuple(dataclasses.replace(r, times=None, paths=None) for r in self.result.results)
+        return {"type": "AuditedCell", "result": dataclasses.replace(self.result, results=runs),
+                **{f: getattr(self, f) for f in ("tau", "burn", "window", "mean_queue")}}
+
     @property
     def leftover_share(self) -> float:
         """Bound on the leftover burn-in bias over the mean of the audited path.
@@ -82,7 +95,7 @@ def audited_replicate(graph: Graph, lam: float, mu: float, *, replications: int,
                       seed: int | np.random.SeedSequence, burn_in: float, window: float,
                       record_dt: float = 1.0, burn_margin: float = 0.03, tau_level: float = 0.95,
                       which: Sequence[int] | Callable[[ReplicationResult], Sequence[int]] | None = None,
-                      **replicate_kwargs) -> AuditedCell:
+                      recorded=None, **replicate_kwargs) -> AuditedCell:
     """Replicate one cell and audit its burn-in and autocorrelation time.
 
     Parameters
@@ -107,6 +120,9 @@ def audited_replicate(graph: Graph, lam: float, mu: float, *, replications: int,
         Levels summed into the audited path; default all. A callable receives
         the :class:`ReplicationResult` and returns the levels (for levels chosen
         from the estimates, e.g. those resolved).
+    recorded : qbook.recorded.RecordedRuns, optional
+        Replay the cell from this store when it holds the same call (the
+        replications' paths are not stored: the replayed ``result`` has none).
     **replicate_kwargs
         Passed on to :func:`~qlib.sim.replications.replicate` (``initial``, ...).
 
@@ -142,6 +158,10 @@ def audited_replicate(graph: Graph, lam: float, mu: float, *, replications: int,
     for name, val in (("burn_margin", burn_margin), ("tau_level", tau_level)):
         if not 0 < val < 1:
             raise ValueError(f"{name} must be in (0, 1), got {val}")
+    if recorded is not None:
+        return recorded(audited_replicate, graph, lam, mu, replications=replications, seed=seed,
+                        burn_in=burn_in, window=window, record_dt=record_dt, burn_margin=burn_margin,
+                        tau_level=tau_level, which=which, **replicate_kwargs)
     rr = replicate(graph, lam, mu, replications=replications, seed=seed, t_end=burn_in + window,
                    burn_in=burn_in, record_dt=record_dt, **replicate_kwargs)
     path = rr.queue_paths(after=burn_in, which=which(rr) if callable(which) else which)

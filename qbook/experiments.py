@@ -1,5 +1,5 @@
-"""The mechanics of ``chapters/experiments.md``: the burn-in of the ring and
-triangle cells and the leftover bias it allows.
+"""The mechanics of ``chapters/experiments.md``: the plan and the runs of its
+cells, the burn-in of the ring and triangle cells and the leftover bias it allows.
 """
 from __future__ import annotations
 
@@ -7,10 +7,82 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+import qlib
 from qlib.meanfield import fluid
+from qlib.meanfield.double_star import hub_cap
+from qlib.sim import replicate_two_starts
 from qlib.stats import Check, burn_in_check, iat, leftover_bias, mm1_relaxation_time, tau_upper
 
-__all__ = ["burn_in_bias"]
+__all__ = ["burn_in_bias", "plan", "run_cell"]
+
+
+def plan(top: str, m: str, n: int, *, lam: float, full: bool = False) -> tuple[int, int]:
+    """(burn-in, window) of a cell: the double star's grows with its hubs' cap K(n).
+
+    Parameters
+    ----------
+    top : str
+        ``"ring"``, ``"triangles"`` or ``"double star"``.
+    m : str
+        The resampling rate's name (``"static"`` or another).
+    n : int
+        Number of servers.
+    lam : float
+        The load.
+    full : bool, default False
+        The chapter's FULL design: windows twice as long.
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> plan("ring", "static", 1500, lam=0.9), plan("ring", "log", 1500, lam=0.9, full=True)
+    ((250, 400), (200, 600))
+    """
+    if top == "double star":
+        burn, window = round(2 * hub_cap(n, lam) / (1 - lam)), 750
+    elif m == "static":
+        burn, window = (250, 400) if top == "ring" else (750, 1000)
+    else:
+        burn, window = 200, 300
+    return burn, window * (2 if full else 1)
+
+
+def run_cell(runs, topologies: Mapping, top: str, n: int, mu: float, m: str, seed: int, *, lam: float,
+             reps: int, full: bool = False):
+    """The cell's replications, through ``runs`` (a :class:`qbook.recorded.RecordedRuns`); the
+    double star's half from empty, half from M/M/1 queues.
+
+    Parameters
+    ----------
+    runs : callable
+        ``runs(fn, *args, **kwargs)`` runs or replays a simulation.
+    topologies : mapping
+        Topology name -> graph constructor of ``n``.
+    top, n, mu, m, seed
+        Topology, number of servers, resampling rate and its name, root seed.
+    lam, reps, full
+        The load, the replications, the FULL design (see :func:`plan`).
+
+    Returns
+    -------
+    qlib.sim.result.ReplicationResult
+
+    Examples
+    --------
+    >>> from qlib import graphs
+    >>> run = lambda fn, *a, **kw: fn(*a, **(kw | {"t_end": 30.0, "burn_in": 10.0}))
+    >>> run_cell(run, {"ring": graphs.ring}, "ring", 30, 1.0, "log", 1, lam=0.5, reps=2).replications
+    2
+    """
+    g, (burn, window) = topologies[top](n), plan(top, m, n, lam=lam, full=full)
+    kw = dict(t_end=burn + window, burn_in=burn, record_dt=2.0)
+    if top != "double star":
+        return runs(qlib.replicate, g, lam, mu, replications=reps, seed=seed, **kw)
+    high = np.random.default_rng(seed).geometric(1 - lam, size=g.n) - 1
+    return runs(replicate_two_starts, g, lam, mu, reps, seed=seed, high=high, **kw)
 
 
 def burn_in_bias(checks, cells: Mapping, plan: Callable, mus: Mapping, lam: float, phi,

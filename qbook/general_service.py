@@ -25,7 +25,7 @@ def _R(rep):
 
 
 def burn_in_audit(checks: Checks, cells: Sequence, ring, lam: float, h2, q_star: np.ndarray, low, *,
-                  reps: int, burn: float, window: float, margin: float) -> dict:
+                  reps: int, burn: float, window: float, margin: float, run=None) -> dict:
     """Add the chapter's burn-in checks to ``checks`` and return the values it glues.
 
     Parameters
@@ -48,6 +48,9 @@ def burn_in_audit(checks: Checks, cells: Sequence, ring, lam: float, h2, q_star:
     reps, burn, window, margin : int, float, float, float
         Replications, burn-in (the H2 cells at μ < ∞ use 4 × burn), window, and the
         agreement margin relative to R.
+    run : callable, optional
+        Runs a simulation: ``run(qlib.replicate, *args, **kwargs)``; a
+        :class:`qbook.recorded.RecordedRuns` replays recorded ones. Default: call it.
 
     Returns
     -------
@@ -64,7 +67,8 @@ def burn_in_audit(checks: Checks, cells: Sequence, ring, lam: float, h2, q_star:
     checks.add("burn", Check("window halves agree in every cell (worst cell)", "equivalence", rel_ach[w], margin,
                              bi.checks[w].margin_resolvable * margin, bi.passed,
                              f"TOST, intersection-union, {len(bi)} checks", percent=True))
-    slow_runs = qlib.replicate(ring, lam, 0.0, replications=4, t_end=4 * burn + 20 * window, burn_in=4 * burn,
+    run = run or (lambda fn, *a, **kw: fn(*a, **kw))
+    slow_runs = run(qlib.replicate, ring, lam, 0.0, replications=4, t_end=4 * burn + 20 * window, burn_in=4 * burn,
                                seed=10**6 + 1, service=h2, initial=q_star[q_star > 1e-12], batches=10 * window)
     tau_slow = tau_upper([iat(x.batch_response_time, dt=x.batch_length) for x in slow_runs.results], factor=2)
     slow = [j for j, (mu, law, _) in enumerate(cells) if law.scv > 1 and mu < math.inf]
@@ -75,7 +79,7 @@ def burn_in_audit(checks: Checks, cells: Sequence, ring, lam: float, h2, q_star:
                                        claim="leftover bias of the H2 cells at μ < ∞ within the 2 % margin"),
                required=False)
     q_high = np.concatenate([np.ones(4), q_star])                   # four more tasks at every server
-    high = qlib.replicate(ring, lam, 0.0, replications=reps, seed=10**6, t_end=4 * burn + window, burn_in=4 * burn,
+    high = run(qlib.replicate, ring, lam, 0.0, replications=reps, seed=10**6, t_end=4 * burn + window, burn_in=4 * burn,
                           batches=4, service=h2, initial=q_high[q_high > 1e-12])
     lo_ci, hi_ci = _R(low), _R(high)
     eq_br = equivalence((hi_ci.mean - lo_ci.mean) / lo_ci.mean, math.hypot(lo_ci.se, hi_ci.se) / lo_ci.mean,

@@ -16,10 +16,12 @@ import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+import qlib
 from qlib._validate import servers_and_beta as _n_beta
 
 from qlib.halfin_whitt.waiting import intercept_model_bias, wls
@@ -29,8 +31,13 @@ if TYPE_CHECKING:   # names for the annotations only
 
     from qlib.stats import ReplicationCI
 
-__all__ = ["pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps",
+__all__ = ["RECORDED_CODE", "pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps",
            "burn_in_intercept_bias", "BurnBias"]
+
+#: the qlib modules behind the chapter's recorded calls (the Halfin–Whitt package: its
+#: simulators, exact chains and waiting-time routes), with which its store is stamped
+RECORDED_CODE = tuple(sorted(f"halfin_whitt/{p.name}"
+                             for p in (Path(qlib.__file__).resolve().parent / "halfin_whitt").glob("*.py")))
 
 
 def pwait_replications(n: int, beta: float, c: float, *, events: float, replications: int = 10,

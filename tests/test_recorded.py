@@ -75,5 +75,28 @@ def test_committed_stores_were_written_by_this_code(path):
     # its chapter would rerun every simulation: rerun the chapter (make book)
     # and commit the store it rewrites
     with gzip.open(path, "rb") as f:
-        stamp = pickle.load(f).get("_code_version")
-    assert stamp == code_version(), f"{path.name} was written by other qlib code: rerun its chapter"
+        store = pickle.load(f)
+    stamp, files = store.get("_code_version"), tuple(store.get("_code_files", ()))
+    assert stamp == code_version(files), (f"{path.name} was written by other qlib code: rerun its chapter "
+                                          "(python benchmarks/record_chapters.py)")
+
+
+def test_an_audited_cell_replays_without_its_paths(tmp_path):
+    from qbook.audit import audited_replicate
+    from qlib.sim import service as sv
+    path = tmp_path / "runs.pkl.gz"
+    kw = dict(replications=3, seed=2, burn_in=10.0, window=200.0, which=lambda rr: [1, 2])
+    runs = RecordedRuns(path)
+    a = audited_replicate(graphs.ring(4), 0.5, 1.0, recorded=runs, **kw)
+    assert a.result.results[0].paths is not None and runs.ran == 1
+    runs.save()
+    again = RecordedRuns(path)
+    b = audited_replicate(graphs.ring(4), 0.5, 1.0, recorded=again, **kw)
+    assert (again.replayed, again.ran) == (1, 0) and b.result.results[0].paths is None
+    assert b.tau == a.tau and b.mean_queue == a.mean_queue and b.result.response_time == a.result.response_time
+    assert np.array_equal(b.burn.equivalence.achieved, a.burn.equivalence.achieved)
+    # the levels audited are part of the key: another function runs again
+    audited_replicate(graphs.ring(4), 0.5, 1.0, recorded=again, **(kw | {"which": lambda rr: [1]}))
+    assert again.ran == 1
+    # a service law is keyed by its fields
+    assert call_key(replicate, service=sv.erlang(2)) != call_key(replicate, service=sv.erlang(3))
