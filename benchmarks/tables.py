@@ -3,7 +3,7 @@
 Markdown pipe tables (strings) built from ``results.json`` (``bench_peers.py``),
 ``simulate_results.json`` (``bench_simulate.py``) and ``service_results.json``
 (``bench_service.py``); the chapter ``performance.md`` glues them. Standard
-library only.
+library only, except exact_check (qlib, imported when it is called).
 """
 from __future__ import annotations
 
@@ -199,3 +199,34 @@ def goals_rows(sim: dict, newest: dict, gen: dict, cpp: dict) -> list:
         ("fast path, one neighbour: cost per event at n = 1e7 ÷ at n = 1e3", cpp["growth"], "≤ 1.5", 1.5, -1),
         ("same, whole neighbourhood", cpp["growth-all"], "≤ 1.5", 1.5, -1),
         ("fast path on the implicit ring: peak bytes per server at n = 1e8", cpp["rss-1e8"], "≤ 8", 8, -1)]
+
+
+def exact_check(res: dict, checks) -> dict:
+    """Model (b) against the exact chain: every simulator's replication means of
+    ``E[n − Q_1]/√n`` and ``E[Q_2]/√n`` as one ``qlib.stats.simultaneous`` family,
+    added to ``checks``; returns the chapter's glued values (the table as Markdown
+    under ``"table"``).
+
+    The chain is solved here at the default tolerance; the benchmark stored it at a
+    finer one, and the two must agree within this solve's error estimates."""
+    import math
+    from IPython.display import Markdown
+    from qlib import halfin_whitt, stats
+    from qlib.stats import Check
+    ae = res["agreement_exact"]
+    st = halfin_whitt.stationary_jsq(ae["n"], ae["beta"])
+    exact = {"idle": st.mean_idle / math.sqrt(st.n), "q2": st.mean_q2 / math.sqrt(st.n)}
+    est = {k: st.error_estimates[f"mean_{k}"] / math.sqrt(st.n) for k in ("idle", "q2")}
+    assert all(abs(exact[k] - ae["exact"][k]) <= est[k] + 1e-9 for k in exact)
+    rx = ae["rows"]
+    fam = stats.simultaneous([r["estimate"] for r in rx], [r["se"] for r in rx],
+                             [r["df"] for r in rx], [exact[r["quantity"]] for r in rx])
+    checks.add("exact", Check.from_family(fam, f"model (b) at n = {st.n}: every simulator equals the exact chain"))
+    det = {(r["engine"], r["quantity"]): d for r, d in zip(rx, fam.detectable)}
+    ciw = [r for r in res["speed"] if r["engine"] == "ciw" and r["n"] == st.n and r["model"] == "complete"]
+    out = {"n": st.n, "states": st.pi.size, "trunc": st.truncated_mass, "q2": exact["q2"],
+           "crit": max(fam.crit), "worst-t": max(abs(fam.t)), "ciw-eps": ciw[0]["events_per_s"],
+           **{f"det-q2-{e}": det[(e, "q2")] for e in ("heapq", "ciw", "qlib")}}
+    out = {k: float(v) for k, v in out.items()}
+    out["table"] = Markdown(exact_table(rx, exact, fam.t, fam.detectable))
+    return out

@@ -24,7 +24,7 @@ BOOK = frozenset({
     "test_notebooks.py", "test_prose_numbers.py", "test_chapter_cells.py", "test_chapter_shape.py",
     "test_built_html.py", "test_ledger.py", "test_docstrings.py", "test_layout.py",
     "test_wheel.py", "test_star_closure.py", "test_stored_chain_versions.py", "test_typecheck.py",
-    "test_exercises.py", "test_benchmarks_smoke.py",
+    "test_exercises.py", "test_benchmarks_smoke.py", "test_notation.py",
 })
 _IMPORTS_BOOK = re.compile(r"^\s*(from|import)\s+(qbook|benchmarks)\b", re.M)
 

@@ -77,7 +77,8 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
                                _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
                                _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
-from qlib.sim._permute import _feistel, _feistel3, _fresh, _tables, feistel_params, table_shape
+from qlib.sim._permute import _tables, feistel_params, table_shape
+from qlib.sim._lookahead import _head, _servers
 from qlib.sim.result import SimulationResult, _FINE, _batch_fields
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
@@ -417,92 +418,6 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     st[_ARR] = arrivals
     st[_EP] = ep
     return code
-
-
-@numba.njit(cache=True, inline="always")
-def _head(j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv,
-          pos, keys, n, nm1, mask2, pf):
-    """Step ``j``, drawn ahead (``r``; position or server ``s``, fraction
-    ``f``) under a resampled placement: a resampling epoch moves the head's
-    epoch ``eh`` on (and draws its round functions); an arrival's looked
-    positions are mapped to their servers, stored in row ``j mod 2D`` of
-    ``sv`` (their count last), and their lines requested; a potential
-    departure's line is requested.  Returns the head's epoch."""
-    if f >= T:
-        if rmode == 1 and f >= pk[6]:
-            eh += 1
-            _tables(pk[0], pk[1], eh, tab, pk[5], _ONE << pk[4])
-        elif pf:
-            _prefetch(X, s)
-        return eh
-    _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
-             keys, n, nm1, mask2, pf)
-    return eh
-
-
-@numba.njit(cache=True, inline="always")
-def _servers(j, s, eh, X, mode, cols, ch, indptr, indices, pick, rmode, pk, tab, sv, pos,
-             keys, n, nm1, mask2, pf):
-    """The servers an arrival at position ``s`` in step ``j`` looks at, in
-    epoch ``eh``, into row ``j mod 2D`` of ``sv`` (their count last); with
-    ``pf``, their cache lines are requested."""
-    # the looked positions: s, then every neighbour or m distinct uniform ones
-    lo = 0
-    c = _ZERO
-    if mode == _CSR:
-        lo = np.int64(indptr[s])
-        dg = np.int64(indptr[s + _ONE]) - lo
-    elif mode == _COMPLETE:
-        dg = np.int64(nm1)
-    else:
-        dg = 2 if mode == _RING else 4
-        if mode == _TORUS:
-            c = s % cols
-    m = dg if ch == 0 else min(ch - 1, dg)
-    cnt = m + 1
-    row = j & mask2
-    if rmode == 2:
-        # fresh placement: only how many positions are looked at matters
-        _fresh(sv[row], cnt, n, _mix(pk[2] + np.uint64(j) * pk[3]))
-        if pf:
-            for p in range(cnt):
-                _prefetch(X, sv[row, p])
-        sv[row, sv.shape[1] - 1] = np.uint64(cnt)
-        return
-    pos[0] = s
-    if m == dg:
-        for p in range(dg):
-            pos[p + 1] = _nbr(mode, s, np.uint64(p), c, cols, n, nm1, indptr, indices, lo)
-    else:
-        ub = _mix(keys[2] + np.uint64(j) * keys[3])
-        q = 0
-        for p in range(m):
-            while True:
-                q += 1
-                o, lo2 = _mul128(_mix(ub + np.uint64(q) * _GOLD), np.uint64(dg))
-                new = True
-                for t in range(p):
-                    new &= pick[t] != o
-                if new:
-                    break
-            pick[p] = o
-            pos[p + 1] = _nbr(mode, s, o, c, cols, n, nm1, indptr, indices, lo)
-    if eh == 0:
-        for p in range(cnt):
-            sv[row, p] = pos[p]
-    else:
-        hh = pk[4]
-        bm = (_ONE << hh) - _ONE
-        if cnt == 3:
-            sv[row, 0], sv[row, 1], sv[row, 2] = _feistel3(pos[0], pos[1], pos[2], n, hh, bm,
-                                                           pk[5], tab)
-        else:
-            for p in range(cnt):
-                sv[row, p] = _feistel(pos[p], n, hh, bm, pk[5], tab)
-    if pf:
-        for p in range(cnt):
-            _prefetch(X, sv[row, p])
-    sv[row, sv.shape[1] - 1] = np.uint64(cnt)
 
 
 def _keys(ss):
