@@ -76,6 +76,8 @@ def run_chain(beta, data, ns=NS, tol=None):
         k["states"] = int(len(st.pi)) if getattr(st, "pi", None) is not None else None
         k["mass_bound"] = float(st.mass_bound)
         k["mass_tail"] = float(st.mass_tail)
+        k["p_wait"], k["mean_wait"] = float(st.p_wait), float(st.mean_wait)   # E[W | wait] >= 1
+        k["method"] = st.method
         k["solver_version"] = SOLVER_VERSION
         rows[str(n)] = k
         yield

@@ -39,7 +39,8 @@ __all__ = ["WINDOWS", "GRID_NAME", "settled", "extrapolate_windows", "WindowedEx
            "stationary_start", "bench_json", "chain_points", "tight_covers", "chain_extrapolations",
            "chain_grid_ratios", "tight_shifts", "grid_coarse_fine", "grid_identities",
            "ks_to_grid", "table_cell", "stationary_replications", "common_window_shift",
-           "LARGE_NS", "LARGE_WINDOWS", "chain_row", "large_extrapolations"]
+           "LARGE_NS", "LARGE_WINDOWS", "chain_row", "large_extrapolations", "identity_gaps",
+           "large_table"]
 
 #: The diffusion moment (name in :class:`~qlib.halfin_whitt.stationary.OUStationary`)
 #: that is the limit of each of :data:`~qlib.halfin_whitt.stationary.CONSTANTS`.
@@ -356,7 +357,8 @@ def chain_row(n: int, beta: float, **kw) -> dict:
     row.pop("q2_pmf")
     row.update(mass_bound=float(st.mass_bound), mass_tail=float(st.mass_tail),
                identity_gap=float(st.lam_total * st.p_wait - st.mean_q2),
-               mean_q2=float(st.mean_q2), method=st.method,
+               mean_q2=float(st.mean_q2), p_wait=float(st.p_wait),
+               mean_wait=float(st.mean_wait), method=st.method,
                cpu=time.process_time() - c0, wall=time.perf_counter() - w0,
                solver_version=SOLVER_VERSION)
     return row
@@ -390,3 +392,29 @@ def large_extrapolations(chain: Mapping, large: Mapping, grid: Mapping,
                         "ratio": abs(f.estimate - g) / (f.error + ge),
                         "exponent": float(f.exponents[-1])})
     return out
+
+
+def identity_gaps(rows: Mapping, betas: Iterable[float]) -> list[float]:
+    """``|λP(wait) − E[Q_2]|`` of every stored cell at ``betas``, over the
+    cell's error estimates carried to the identity plus four ulps of
+    ``E[Q_2]`` (the two sums' rounding): at most 1 where the identity holds
+    within the solver's errors.  In the scaled constants ``λ/n · c − q2``."""
+    out = []
+    for b in betas:
+        for n, r in rows.get(str(b), {}).items():
+            if "c" in r:
+                f = (int(n) - b * math.sqrt(int(n))) / int(n)
+                out.append(abs(f * r["c"] - r["q2"])
+                           / (f * r["err"]["c"] + r["err"]["q2"] + 4 * np.finfo(float).eps * r["q2"]))
+    return out
+
+
+def large_table(rows: Iterable[Mapping]) -> str:
+    """The Markdown table of :func:`~qbook.ht_constants.large_extrapolations`'s rows."""
+    import pandas as pd
+    name = {"c": "√n P(wait)", "q2": "E[Q₂]/√n", "var_x1": "Var X₁", "x1x2": "E[X₁X₂]"}
+    return pd.DataFrame([{"β": f"{r['beta']:g}", "constant": name[r["key"]],
+                          "chain, n → ∞": table_cell(r["estimate"], r["error"]),
+                          "diffusion, grid": table_cell(r["grid"], r["grid_error"]),
+                          "ratio": f"{r['ratio']:.2f}", "last exponent": f"{r['exponent']:.2f}"}
+                         for r in rows]).to_markdown(index=False)

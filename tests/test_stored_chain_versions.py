@@ -49,5 +49,15 @@ def test_stored_chain_is_current(name):
         f"{name} has rows from solver version < {SOLVER_VERSION} (regenerate them): {stale}")
 
 
+def test_stored_wait_given_wait_is_at_least_one():
+    # E[W | wait] = E[Q_2 + Q_3 + …]/(λ P(wait)) >= E[Q_2]/(λ P(wait)) = 1 (rate
+    # balance): a row below 1 by more than its relative errors of P(wait) and
+    # E[Q_2] is truncated wrongly
+    data = json.loads((BENCH / "ht_chain.json").read_text())
+    low = [(k, r["mean_wait"] / r["p_wait"]) for k, r in _rows(data) if "mean_wait" in r
+           and r["mean_wait"] / r["p_wait"] < 1 - r["err"]["c"] / r["c"] - r["err"]["q2"] / r["q2"]]
+    assert not low, low
+
+
 def test_version_is_an_int():
     assert isinstance(SOLVER_VERSION, int) and SOLVER_VERSION >= 1

@@ -261,7 +261,12 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     *Other cuts.*  Where ``n·J`` is small the whole range ``Q_2 <= n`` is
     kept and the ``Q_3`` sectors ``0..e`` are added until the flux out of
     the top one over its departure rate, ``λ π(corner)/(e + 1)``, is below
-    ``tol/2`` (``mass_tail``: an estimate of the mass above).  Where that
+    ``tol/2`` (``mass_tail``: an estimate of the mass above).  The sectors'
+    masses are spread nearly evenly over ``Q_3`` (the top sector's corner
+    stays near the one-sector solve's), so the number the criterion will ask
+    for is predicted from the one-sector solve, and what would not fit is
+    refused (or handed to the adaptive solver) then, not after the doubling.
+    Where that
     estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
     servers with four tasks matter, small ``n`` at heavy load) the call
     returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
