@@ -215,7 +215,8 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         states, bytes or estimated CPU seconds than this.
     progress : bool or None, default None
         A progress bar over the levels swept; ``None``: one where a sweep is
-        estimated to take more than 5 s and standard error is a terminal.
+        estimated to take more than 5 s (and over the adaptive solver's
+        rounds where it answers) and standard error is a terminal.
     fallback : bool, default True
         Where servers with four tasks carry an estimated mass above ``10⁻⁸``,
         return the adaptive solver's result instead (see Notes); ``False``
@@ -377,7 +378,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         # servers with four tasks matter (small n, heavy load): the adaptive solver
         from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
         return stationary_jsq_fsp(n, beta, tol=min(_FSP_TOL, _FSP_TOL_RATIO * tol),
-                                  progress=bool(progress))
+                                  progress=show(math.inf))
     if states is not None:
         f, pmf, _ = _quantities(states, pi, n, lam)
         Qmax = states.sum(axis=1).max()
