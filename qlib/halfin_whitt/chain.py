@@ -181,8 +181,9 @@ def _from_moments(P, n, lam, beta):
 def _tail_estimate(pmf, K, n):
     """Mass beyond ``Q_2 = K`` extrapolated from the decay of ``π(Q_2 = k)``
     over the quarter of the levels below the top (the boundary's own levels
-    are depressed by the cut).  At ``K = n`` it extrapolates into the
-    states with ``Q_3 > 0``."""
+    are depressed by the cut)."""
+    if K >= n:
+        return 0.0
     h = max(2, K // 8)
     a, b = pmf[K - 2 * h], pmf[K - h]
     if not (a > 0 and b > 0):
@@ -228,7 +229,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     StationaryJSQ
         The quantities, ``mass_bound`` (the certified bound on the mass of
         ``I > J``), ``mass_tail`` (the estimated mass beyond the ``Q_2`` or
-        ``Q_3`` cut), ``truncated_mass``
+        ``Q_3`` cut; zero where ``Q_2`` is not cut), ``truncated_mass``
         (their sum), ``error_estimates``; ``states``/``pi`` for truncations
         of at most ``10⁷`` states (else ``None``).
 
@@ -237,9 +238,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     TypeError, ValueError
         For a bad argument, naming it; ValueError also when the truncation
         would exceed ``max_states``, ``max_memory`` or ``max_seconds`` (with
-        the estimate), and where the level cut reaches ``Q_2 = n`` at large
-        ``n`` with the estimated mass of servers with three tasks above
-        ``tol/2`` (very heavy load, e.g. super-Halfin–Whitt ``α`` near 1).
+        the estimate).  Where the ``Q_2`` cut would reach ``n`` (heavy load)
+        the ``Q_3`` sectors are needed, ``(n + 1)(J + 1)`` states each, and
+        the refusal names their memory.
 
     Notes
     -----
@@ -338,15 +339,8 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
                 bar.close()
             f, pmf = _from_moments(P, n, lam, beta)
             mtail = _tail_estimate(pmf, K, n)
-            if mtail <= tol / 2:
+            if mtail <= tol / 2 or K == n:
                 break
-            if K == n:
-                # beyond Q_2 = n lie the servers with three tasks, which this cut does not hold
-                per = 8.0 * 6 * _states(n, J, n)
-                raise ValueError(
-                    f"stationary_jsq(n = {n}, beta = {beta}, tol = {tol:g}): servers with three "
-                    f"tasks carry an estimated mass {mtail:.2g} > tol/2, outside the level cut; "
-                    f"its Q_3 sectors need at least {per / 1e9:.3g} GB each: raise tol")
             K = min(n, 2 * K)
             continue
         ns_ = _states(n, J, n) * (emax + 1)
