@@ -212,8 +212,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         ``<= tol/2``. Where the adaptive solver answers (``method="fsp"``), its
         admission threshold is ``min(1e-10, 100 * tol)``.
     max_states, max_memory, max_seconds
-        Refuse (ValueError, before any work) a truncation that needs more
-        states, bytes or estimated CPU seconds than this.
+        Refuse (ValueError, before any work; for the ``Q_3`` sectors, after
+        the one-sector solve that predicts how many are needed) a truncation
+        that needs more states, bytes or estimated CPU seconds than this.
     progress : bool or None, default None
         A progress bar over the levels swept; ``None``: one where a sweep is
         estimated to take more than 5 s (and over the adaptive solver's
