@@ -13,8 +13,10 @@ Writes, for each beta in BETAS,
   * benchmarks/ht_paths_exact.json ("paths", for chapters/ht_paths.md): the
     exact transient means of the chain (qlib.halfin_whitt.transient_jsq) at
     beta = 1, n = 1000, from the empty and the overloaded start of that chapter.
+  * benchmarks/ht_chain_large.json ("large"): the chain from n = 8000 to 10^6
+    (qbook.ht_constants.LARGE_NS, rows of qbook.ht_constants.chain_row), beta 0.5, 1, 2, 4.
 Run (minutes; the grid takes longest):
-    nice .venv/bin/python benchmarks/bench_ht_constants.py [chain|grid|tight|paths] [beta ...]
+    nice .venv/bin/python benchmarks/bench_ht_constants.py [chain|grid|tight|paths|large] [beta ...]
     nice .venv/bin/python benchmarks/bench_ht_constants.py --smoke   (seconds, writes nothing)
 Existing entries are kept unless an older solver wrote them: every chain row
 records the ``solver_version`` (qlib.halfin_whitt.SOLVER_VERSION) that wrote it,
@@ -74,6 +76,8 @@ def run_chain(beta, data, ns=NS, tol=None):
         k["states"] = int(len(st.pi)) if getattr(st, "pi", None) is not None else None
         k["mass_bound"] = float(st.mass_bound)
         k["mass_tail"] = float(st.mass_tail)
+        k["p_wait"], k["mean_wait"] = float(st.p_wait), float(st.mean_wait)   # E[W | wait] >= 1
+        k["method"] = st.method
         k["solver_version"] = SOLVER_VERSION
         rows[str(n)] = k
         yield
@@ -87,6 +91,17 @@ def run_grid(beta, data):
         "order": {a: [float(v) for v in b] for a, b in r.order.items()},
         "face_top": r.grids[-1].face_top, "residual": r.grids[-1].residual}
     yield
+
+
+def run_large(beta, data):
+    """The exact chain from n = 8000 to 10^6 (qbook.ht_constants.LARGE_NS), one row per n."""
+    from qbook.ht_constants import LARGE_NS, chain_row
+    rows = data.setdefault(str(beta), {})
+    for n in LARGE_NS:
+        if rows.get(str(n), {}).get("solver_version") == SOLVER_VERSION:
+            continue
+        rows[str(n)] = chain_row(n, beta)
+        yield
 
 
 PATHS_N = 1000
@@ -121,16 +136,20 @@ if __name__ == "__main__" and "--smoke" in sys.argv:
     smoke()
 elif __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "grid"
-    betas = [float(b) for b in sys.argv[2:] if not b.startswith("--")] or (BETAS if what in ("chain", "grid") else (1.0,))
-    out = HERE / {"tight": "ht_chain_tight.json", "paths": "ht_paths_exact.json"}.get(
+    betas = [float(b) for b in sys.argv[2:] if not b.startswith("--")] or (
+        BETAS if what in ("chain", "grid") else (0.5, 1.0, 2.0, 4.0) if what == "large" else (1.0,))
+    out = HERE / {"tight": "ht_chain_tight.json", "paths": "ht_paths_exact.json",
+                  "large": "ht_chain_large.json"}.get(
         what, f"ht_{what}.json")
     data = json.loads(out.read_text()) if out.exists() else {}
     if what == "chain":
         data["_solver"] = ("qlib.halfin_whitt.stationary_jsq, default arguments "
                            "(structured level reduction, tol 1e-12)")
+    if what == "large":
+        data["_solver"] = "qlib.halfin_whitt.stationary_jsq, default arguments (tol 1e-12)"
     if what == "tight":
         data["_solver"] = f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}"
-    run = {"chain": run_chain, "grid": run_grid, "paths": run_paths,
+    run = {"chain": run_chain, "grid": run_grid, "paths": run_paths, "large": run_large,
            "tight": lambda b, d: run_chain(b, d, TIGHT_NS, TIGHT_TOL)}[what]
     def oldest(d):
         return min((r.get("solver_version", 1) for b, rows in d.items() if not b.startswith("_")
@@ -138,7 +157,7 @@ elif __name__ == "__main__":
 
     for beta in betas:
         for _ in run(beta, data):
-            if what in ("chain", "tight"):
+            if what in ("chain", "tight", "large"):
                 data["_solver_version"] = oldest(data)
             out.write_text(json.dumps(data, indent=1))
             print(beta, "done", flush=True)

@@ -38,7 +38,9 @@ if TYPE_CHECKING:   # names for the annotations only
 __all__ = ["WINDOWS", "GRID_NAME", "settled", "extrapolate_windows", "WindowedExtrapolation",
            "stationary_start", "bench_json", "chain_points", "tight_covers", "chain_extrapolations",
            "chain_grid_ratios", "tight_shifts", "grid_coarse_fine", "grid_identities",
-           "ks_to_grid", "table_cell", "stationary_replications", "common_window_shift"]
+           "ks_to_grid", "table_cell", "stationary_replications", "common_window_shift",
+           "LARGE_NS", "LARGE_WINDOWS", "chain_row", "large_extrapolations", "identity_gaps",
+           "large_table"]
 
 #: The diffusion moment (name in :class:`~qlib.halfin_whitt.stationary.OUStationary`)
 #: that is the limit of each of :data:`~qlib.halfin_whitt.stationary.CONSTANTS`.
@@ -324,3 +326,95 @@ def common_window_shift(chain: Mapping, tight: Mapping, beta: float, grid: Mappi
         yt = np.array([tight[str(beta)][str(n)][k] for n in ns])
         out[k] = (float(w @ yc), float(w @ yt), float(grid[str(beta)]["estimate"][GRID_NAME[k]]))
     return out
+
+
+#: The ``n`` of the exact chain beyond the main sequence (``benchmarks/ht_chain_large.json``)
+#: and the fit windows ``n >= n₀`` of :func:`~qbook.ht_constants.large_extrapolations`, fixed
+#: before the large-``n`` values were compared with the grid.
+LARGE_NS = (8000, 16000, 32000, 64000, 125_000, 250_000, 500_000, 1_000_000)
+LARGE_WINDOWS = (1000, 4000, 16000, 64000)
+
+
+def chain_row(n: int, beta: float, **kw) -> dict:
+    """One stored row of the exact chain: :func:`~qlib.halfin_whitt.stationary.chain_constants`
+    of :func:`qlib.halfin_whitt.stationary_jsq <qlib.halfin_whitt.chain.stationary_jsq>` at ``(n, beta)`` (keyword
+    arguments passed on) without the law of ``Q_2``, with the certified and the
+    estimated truncated mass, the identity gap ``λ P(wait) − E[Q_2]`` and the
+    CPU and wall seconds.
+
+    Examples
+    --------
+    >>> r = chain_row(400, 1.0)
+    >>> sorted(k for k in r if k in ("c", "q2", "identity_gap"))
+    ['c', 'identity_gap', 'q2']
+    """
+    import time
+    from qlib.halfin_whitt import SOLVER_VERSION, stationary_jsq
+    from qlib.halfin_whitt.stationary import chain_constants
+    c0, w0 = time.process_time(), time.perf_counter()
+    st = stationary_jsq(n, beta, **kw)
+    row = chain_constants(st)
+    row.pop("q2_pmf")
+    row.update(mass_bound=float(st.mass_bound), mass_tail=float(st.mass_tail),
+               identity_gap=float(st.lam_total * st.p_wait - st.mean_q2),
+               mean_q2=float(st.mean_q2), p_wait=float(st.p_wait),
+               mean_wait=float(st.mean_wait), method=st.method,
+               cpu=time.process_time() - c0, wall=time.perf_counter() - w0,
+               solver_version=SOLVER_VERSION)
+    return row
+
+
+def large_extrapolations(chain: Mapping, large: Mapping, grid: Mapping,
+                         betas: Iterable[float]) -> list[dict]:
+    """The exact chain's sequence carried to the largest stored ``n``,
+    extrapolated to ``n = ∞``, against the grid solution of the diffusion.
+
+    For every ``beta`` and constant: the points of ``chain`` (``n <= 4000``)
+    and ``large`` (:data:`~qbook.ht_constants.LARGE_NS`) together,
+    :func:`~qbook.ht_constants.extrapolate_windows` on the windows
+    :data:`~qbook.ht_constants.LARGE_WINDOWS`, and the grid's estimate.
+
+    Returns
+    -------
+    list of dict
+        One per ``(beta, key)``: ``beta, key, n_max, estimate, error, grid,
+        grid_error, ratio`` (``|estimate − grid|`` over ``error + grid_error``)
+        and ``exponent`` (the last local exponent).
+    """
+    out = []
+    for b in betas:
+        for k in CONSTANTS:
+            ns, y, e = chain_points({str(b): {**chain.get(str(b), {}), **large.get(str(b), {})}}, b, k)
+            f = extrapolate_windows(ns, y, e, n0s=LARGE_WINDOWS)
+            g, ge = grid[str(b)]["estimate"][GRID_NAME[k]], grid[str(b)]["error"][GRID_NAME[k]]
+            out.append({"beta": b, "key": k, "n_max": int(ns[-1]), "estimate": f.estimate,
+                        "error": f.error, "grid": float(g), "grid_error": float(ge),
+                        "ratio": abs(f.estimate - g) / (f.error + ge),
+                        "exponent": float(f.exponents[-1])})
+    return out
+
+
+def identity_gaps(rows: Mapping, betas: Iterable[float]) -> list[float]:
+    """``|λP(wait) − E[Q_2]|`` of every stored cell at ``betas``, over the
+    cell's error estimates carried to the identity plus four ulps of
+    ``E[Q_2]`` (the two sums' rounding): at most 1 where the identity holds
+    within the solver's errors.  In the scaled constants ``λ/n · c − q2``."""
+    out = []
+    for b in betas:
+        for n, r in rows.get(str(b), {}).items():
+            if "c" in r:
+                f = (int(n) - b * math.sqrt(int(n))) / int(n)
+                out.append(abs(f * r["c"] - r["q2"])
+                           / (f * r["err"]["c"] + r["err"]["q2"] + 4 * np.finfo(float).eps * r["q2"]))
+    return out
+
+
+def large_table(rows: Iterable[Mapping]) -> str:
+    """The Markdown table of :func:`~qbook.ht_constants.large_extrapolations`'s rows."""
+    import pandas as pd
+    name = {"c": "√n P(wait)", "q2": "E[Q₂]/√n", "var_x1": "Var X₁", "x1x2": "E[X₁X₂]"}
+    return pd.DataFrame([{"β": f"{r['beta']:g}", "constant": name[r["key"]],
+                          "chain, n → ∞": table_cell(r["estimate"], r["error"]),
+                          "diffusion, grid": table_cell(r["grid"], r["grid_error"]),
+                          "ratio": f"{r['ratio']:.2f}", "last exponent": f"{r['exponent']:.2f}"}
+                         for r in rows]).to_markdown(index=False)

@@ -97,8 +97,26 @@ def test_bad_input(kw, exc, word):
 
 
 def test_tiny_n_where_the_pivot_vanishes():
-    # n = 3, lam = 0.9: the rank-one pivot is exactly zero; the adaptive solver answers
+    # n = 3, lam = 0.9: the closed chain's bottom pivot is exactly zero; the
+    # structured solve steps over it and equals the brute force capped at three
     beta = 0.1 * math.sqrt(3)
+    st = stationary_jsq(3, beta, tol=1e-300, fallback=False)
+    bf = brute_force_jsq(3, beta, 3)
+    for q in QS:
+        assert getattr(st, q) == pytest.approx(getattr(bf, q), rel=1e-9, abs=1e-12), q
+    # servers with four tasks matter there: the default answers adaptively
     r = stationary_jsq(3, beta)
     assert r.method == "fsp"
     assert abs(r.mean_response - stationary_jsq_fsp(3, beta).mean_response) < 1e-9
+
+
+def test_refuses_many_sectors_before_the_work():
+    # n = 1000, beta = 0.25: Q_3 matters and its sectors need about 10 GB; the
+    # refusal comes from the one-sector solve (a fraction of a second), not after
+    # the doubling of the sectors (about 11 s on a quiet machine)
+    import time
+    stationary_jsq(20, 0.25, tol=1e-300, fallback=False)    # the kernels compiled (a fresh clone)
+    c0 = time.process_time()
+    with pytest.raises(ValueError, match="sectors predicted"):
+        stationary_jsq(1000, 0.25, fallback=False)
+    assert time.process_time() - c0 < 3.0

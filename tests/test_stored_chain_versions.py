@@ -29,9 +29,15 @@ def _rows(data):
                 yield f"{key}/{n}", row
 
 
-# ht_chain.json is regenerated with SOLVER_VERSION 3 for beta = 1, 2, 4 and most of
-# beta = 0.5; beta = 0.25 and the largest n at beta = 0.5 (the rows where the solver falls
-# back to the slow adaptive one) are not yet.  The mark is strict, so the test fails
+# ht_chain.json is regenerated with SOLVER_VERSION 3 for beta = 1, 2, 4 and for beta = 0.5
+# except n = 4000: its structured value (error 6e-11) moves sqrt(n) P(wait) by 1e-5, within the
+# old row's error (3e-5), and turns the last local exponents of E[Q_2] and E[X_1 X_2] at
+# beta = 0.5 away from 1/2 against the adaptive rows below it (errors about 1e-5), which fails
+# ht_stationary's "pinned" assert; the old row stays until those rows are solved as finely.
+# beta = 0.25 is not regenerated: there servers with three and four tasks carry mass (about exp(−β√n) and
+# exp(−2β√n)), the Q_3 sectors spread it nearly evenly, so the structured solve would need
+# all n sectors of (n + 1)(J + 1) states each (10 GB at n = 1000) and every row falls back
+# to the adaptive solver, minutes of CPU per row.  The mark is strict, so the test fails
 # (XPASS) the day the file is complete and the mark must go.
 _PARTIAL = pytest.mark.xfail(strict=True, reason="rows of solver version < 3 remain: "
                              "benchmarks/bench_ht_constants.py chain 0.5 0.25")
@@ -47,6 +53,16 @@ def test_stored_chain_is_current(name):
     assert data["_solver_version"] == oldest, f"{name}: _solver_version disagrees with its rows"
     assert not stale and oldest >= SOLVER_VERSION, (
         f"{name} has rows from solver version < {SOLVER_VERSION} (regenerate them): {stale}")
+
+
+def test_stored_wait_given_wait_is_at_least_one():
+    # E[W | wait] = E[Q_2 + Q_3 + …]/(λ P(wait)) >= E[Q_2]/(λ P(wait)) = 1 (rate
+    # balance): a row below 1 by more than its relative errors of P(wait) and
+    # E[Q_2] is truncated wrongly
+    data = json.loads((BENCH / "ht_chain.json").read_text())
+    low = [(k, r["mean_wait"] / r["p_wait"]) for k, r in _rows(data) if "mean_wait" in r
+           and r["mean_wait"] / r["p_wait"] < 1 - r["err"]["c"] / r["c"] - r["err"]["q2"] / r["q2"]]
+    assert not low, low
 
 
 def test_version_is_an_int():

@@ -108,6 +108,14 @@ def sector_solve(n, lam, e, J, khi, up_corner, G):
         dd = 1.0 - u[0]
         if l == 0:
             U[:mm] = u[:mm]
+            if r == 0:
+                # a closed sector (the whole chain): level 0's reduced matrix is
+                # singular, u its null vector and the pivot 1 − u_0 zero up to
+                # rounding (exactly zero at n = 3, λ = 2.7); b_0 is never used
+                Bv[o:o + mm] = 0.0
+                continue
+        if dd == 0.0:
+            raise ZeroDivisionError("sector_solve: zero rank-one pivot in an open sector")
         s = w0[0] / dd
         for i in range(mm):
             Bv[o + i] = lam * (w0[i] + s * u[i])

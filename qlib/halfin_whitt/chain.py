@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import time
 import numpy as np
 
@@ -131,6 +132,27 @@ def _sectors(n, lam, J, emax, bar):
     return Q, pi / pi.sum()
 
 
+#: The top sector's corner mass over the one-sector solve's (``π(I = 0, Q_2 = n)``),
+#: 0.39 at n = 300, beta = 0.25 (64 sectors) and 0.87 at n = 2800, beta = 0.5 (16 sectors):
+#: the prediction of the sectors needed errs towards fewer.
+_CORNER_RATIO = 0.1
+
+
+def _sectors_needed(n, flux0, tol):
+    """The ``emax`` at which the sector loop (``emax = 0, 1, 3, 7, …``, capped
+    at ``n``) is predicted to stop, from ``flux0 = λ π(corner)`` of the
+    one-sector solve: the corner mass of the top sector stays within a factor
+    of the one-sector corner (the sectors' masses are spread over ``Q_3``,
+    not geometric), so the flux criterion ``λ π(corner)/(emax + 1) <= tol/2``
+    needs ``emax + 1 >= 2 flux0 _CORNER_RATIO / tol``.  Returns ``(emax, the
+    sectors solved by the whole loop)``."""
+    e, work = 0, 1
+    while e < n and flux0 * _CORNER_RATIO / (e + 1) > tol / 2:
+        e = min(n, 2 * e + 1)
+        work += e + 1
+    return e, work
+
+
 def _scaled(x, logs, off):
     lv = np.repeat(logs, np.diff(off))
     return x * np.exp(lv - lv.max())
@@ -172,7 +194,7 @@ def _tail_estimate(pmf, K, n):
 
 def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int = 3_000_000_000,
                    max_memory: float = 4e9, max_seconds: float = 600.0,
-                   progress: bool = False, fallback: bool = True) -> StationaryJSQ:
+                   progress: bool | None = None, fallback: bool = True) -> StationaryJSQ:
     """Stationary law of the finite-``n`` JSQ occupancy chain by rank-one
     level reduction, with a certified bound on the truncated idle servers.
 
@@ -190,10 +212,13 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         ``<= tol/2``. Where the adaptive solver answers (``method="fsp"``), its
         admission threshold is ``min(1e-10, 100 * tol)``.
     max_states, max_memory, max_seconds
-        Refuse (ValueError, before any work) a truncation that needs more
-        states, bytes or estimated CPU seconds than this.
-    progress : bool, default False
-        A progress bar over the levels swept.
+        Refuse (ValueError, before any work; for the ``Q_3`` sectors, after
+        the one-sector solve that predicts how many are needed) a truncation
+        that needs more states, bytes or estimated CPU seconds than this.
+    progress : bool or None, default None
+        A progress bar over the levels swept; ``None``: one where a sweep is
+        estimated to take more than 5 s (and over the adaptive solver's
+        rounds where it answers) and standard error is a terminal.
     fallback : bool, default True
         Where servers with four tasks carry an estimated mass above ``10⁻⁸``,
         return the adaptive solver's result instead (see Notes); ``False``
@@ -214,7 +239,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     TypeError, ValueError
         For a bad argument, naming it; ValueError also when the truncation
         would exceed ``max_states``, ``max_memory`` or ``max_seconds`` (with
-        the estimate).
+        the estimate).  Where the ``Q_2`` cut would reach ``n`` (heavy load)
+        the ``Q_3`` sectors are needed, ``(n + 1)(J + 1)`` states each, and
+        the refusal names their memory.
 
     Notes
     -----
@@ -238,7 +265,12 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     *Other cuts.*  Where ``n·J`` is small the whole range ``Q_2 <= n`` is
     kept and the ``Q_3`` sectors ``0..e`` are added until the flux out of
     the top one over its departure rate, ``λ π(corner)/(e + 1)``, is below
-    ``tol/2`` (``mass_tail``: an estimate of the mass above).  Where that
+    ``tol/2`` (``mass_tail``: an estimate of the mass above).  The sectors'
+    masses are spread nearly evenly over ``Q_3`` (the top sector's corner
+    stays near the one-sector solve's), so the number the criterion will ask
+    for is predicted from the one-sector solve, and what would not fit is
+    refused (or handed to the adaptive solver) then, not after the doubling.
+    Where that
     estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
     servers with four tasks matter, small ``n`` at heavy load) the call
     returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
@@ -280,15 +312,20 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     K = n if (n + 1) * (J + 1) <= 4_000_000 else \
         min(n, int(math.ceil(sq * (math.log(2 / tol) + 10) / beta * 1.5)))
 
-    def refuse(states, bytes_):
-        secs = states * _NS_PER_STATE
+    def refuse(states, bytes_, work=None, why=""):
+        secs = (states if work is None else work) * _NS_PER_STATE
         for name, need, cap in (("max_states", states, max_states),
                                 ("max_memory", bytes_, max_memory),
                                 ("max_seconds", secs, max_seconds)):
             if need > cap:
                 raise ValueError(f"stationary_jsq(n = {n}, beta = {beta}, tol = {tol:g}) needs "
                                  f"{states:.3g} states, about {bytes_ / 1e9:.3g} GB and "
-                                 f"{secs:.3g} s of CPU: above {name} = {cap:g}; raise it or tol")
+                                 f"{secs:.3g} s of CPU{why}: above {name} = {cap:g}; raise it or tol")
+
+    def show(states):
+        if progress is not None:
+            return bool(progress)
+        return states * _NS_PER_STATE > 5.0 and sys.stderr is not None and sys.stderr.isatty()
 
     states = pi = None
     emax = 0
@@ -296,7 +333,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         if K < n:
             ns_ = _states(n, J, K)
             refuse(ns_, 8.0 * (5 * (K + 1) + 8 * (J + 1)))
-            bar = progress_bar(progress, K + 1, "level", f"stationary_jsq n={n}")
+            bar = progress_bar(show(ns_), K + 1, "level", f"stationary_jsq n={n}")
             try:
                 P, _ = _stream(n, lam, J, K, bar)
             finally:
@@ -312,28 +349,31 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             mtail = math.inf        # more sectors than fit: the adaptive solver below
             break
         refuse(ns_, 8.0 * 6 * ns_)
-        bar = progress_bar(progress, (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
+        bar = progress_bar(show(ns_), (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
         try:
             states, pi = _sectors(n, lam, J, emax, bar)
-        except ZeroDivisionError:
-            # at a few tiny n the rank-one reduction's pivot 1 - u_0 vanishes
-            # (n = 3, lam = 0.9): there the adaptive solver below is cheap and exact
-            if not fallback:
-                raise
-            states, mtail = None, math.inf
-            break
         finally:
             bar.close()
         corner = float(pi[(states[:, 0] == n) & (states[:, 1] == n) & (states[:, 2] == emax)].sum())
         mtail = lam * corner / (emax + 1)
         if mtail <= tol / 2 or emax == n:
             break
+        if emax == 0:
+            # before the costly sectors: how many the flux criterion will ask for
+            e_need, work = _sectors_needed(n, lam * corner, tol)
+            per = _states(n, J, n)
+            too_big = 8.0 * 6 * per * (e_need + 1) > max_memory
+            if fallback and too_big:
+                mtail = math.inf        # more sectors than fit: the adaptive solver below
+                break
+            refuse(per * (e_need + 1), 8.0 * 6 * per * (e_need + 1), per * work,
+                   f" ({e_need + 1} Q_3 sectors predicted from the one-sector solve)")
         emax = min(n, 2 * emax + 1)
     if fallback and mtail > _FSP_SWITCH:
         # servers with four tasks matter (small n, heavy load): the adaptive solver
         from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
         return stationary_jsq_fsp(n, beta, tol=min(_FSP_TOL, _FSP_TOL_RATIO * tol),
-                                  progress=progress)
+                                  progress=show(math.inf))
     if states is not None:
         f, pmf, _ = _quantities(states, pi, n, lam)
         Qmax = states.sum(axis=1).max()
