@@ -10,6 +10,7 @@ from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -126,6 +127,7 @@ def iat(path: ArrayLike, dt: float = 1.0, method: str = "geyer") -> float | np.n
 
 # ---------------------------------------------------------------- batch means
 
+@fields_eq
 @dataclass(frozen=True)
 class BatchMeans(_Interval):
     """A time average with its batch-means standard error.
@@ -349,6 +351,7 @@ def _lag1_test(r1, k, alpha, tested):
 
 # ---------------------------------------------------------------- slices of a run
 
+@fields_eq
 @dataclass(frozen=True)
 class SliceBatches:
     """Batches of consecutive slices of a simulated window, with their diagnostics.

@@ -28,6 +28,7 @@ from qlib.sweep.grid import (_key, _normalise, _real, _root, graph_for, initial_
                              point_seed, points, run_point)
 from qlib.sweep.store import (_grid_json, _assemble, _group_name, _load_point, _meta, _open_root,  # noqa: F401
                               _save_point, _task_key, open_store)
+from qlib.stats._results import fields_eq
 
 __all__ = ["sweep", "points", "point_seed", "graph_for", "initial_for", "run_point",
            "open_store", "replication_result", "SweepRun"]
@@ -202,6 +203,7 @@ def _client(client):
 
 
 # ------------------------------------------------- back to replicate ----
+@fields_eq
 @dataclass(frozen=True)
 class SweepRun:
     """One run of a sweep point, with the fields of
