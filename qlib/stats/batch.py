@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 import warnings
 import numpy as np
 from dataclasses import dataclass
@@ -336,7 +338,19 @@ def _warn_unreliable(lag1, thr, k, alpha, reason, advice, stacklevel):
     corr = " (the batch means are still correlated)" if lag1 > thr else ""
     warnings.warn(f"standard errors unreliable: {reason}largest lag-1 correlation of the {k} batch "
                   f"means {lag1:.3f} {'>' if lag1 > thr else '<='} {thr:.3f}, the family-wise "
-                  f"{alpha:g} critical value{corr}. {advice}", RuntimeWarning, stacklevel=stacklevel + 1)
+                  f"{alpha:g} critical value{corr}. {advice}", RuntimeWarning,
+                  stacklevel=max(stacklevel + 1, _caller_level()))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the
+    first frame outside the ``qlib`` package: the warning names the user's line, however
+    deep inside qlib the call was made."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _lag1_test(r1, k, alpha, tested):
