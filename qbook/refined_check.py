@@ -19,6 +19,7 @@ import numpy as np
 
 from qlib.exact.occupancy import occupancy_chain_adaptive
 from qlib.meanfield.expansion import Refined, refined
+from qbook.ht_constants import bench_json
 
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
@@ -197,12 +198,6 @@ def refined_cell(graph: Graph, lam: float, window: float, burn: float, *,
                 halves=rr.batch_response_times)
 
 
-def _bench(name: str) -> dict:
-    import json
-    import pathlib
-    return json.loads((pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / name).read_text())
-
-
 def coefficient_table(ds: Sequence[int] = (1, 2), lams: Sequence[float] = (0.7, 0.9)) -> tuple[str, dict]:
     """The refined coefficients of the point masses ``δ_d``, sampled without and with replacement.
 
@@ -246,7 +241,7 @@ def long_chain_glues(laws: dict) -> dict:
         ``long-ratio-<key>``) to value, ``<key>`` as ``d2-without``.
     """
     out = {}
-    for c in _bench("occupancy_adaptive_results.json")["cases"]:
+    for c in bench_json("occupancy_adaptive_results.json")["cases"]:
         ref = refined(c["lam"], laws[c["law"]], replacement=c["replacement"])
         ns = np.array([r["n"] for r in c["rows"]], float)
         a, tol, _ = extrapolate_quadratic(ns, ns * (np.array([r["R"] for r in c["rows"]]) - ref.response_time),
@@ -270,7 +265,7 @@ def rmftool_gaps() -> tuple[float, float]:
         Largest stored ``|v − v_rmftool|`` over the rows compared with rmftool.
     """
     from qlib.meanfield.degrees import DegreeDistribution
-    bench = _bench("refined_results.json")
+    bench = bench_json("refined_results.json")
     r1 = refined(0.9, DegreeDistribution.point(1), replacement=True)
     gap = max(abs(0.9 * r1.at(p["N"]).response_time - p["rmftool_printed"]) for p in bench["published"])
     return gap, max(r["max_abs_diff_v"] for r in bench["rows"] if "rmftool_s" in r)
