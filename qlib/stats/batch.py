@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import sys
 import warnings
 import numpy as np
@@ -346,9 +345,8 @@ def _caller_level() -> int:
     """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the
     first frame outside the ``qlib`` package: the warning names the user's line, however
     deep inside qlib the call was made."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     f, level = sys._getframe(1), 1
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
+    while f is not None and f.f_globals.get("__name__", "").partition(".")[0] == "qlib":
         f, level = f.f_back, level + 1
     return level
 
