@@ -129,7 +129,7 @@ def plot_estimates(ax, table: EstimateTable, floor: float = 1e-18) -> None:
                   mfc="none", color=f"C{k}")
     g = np.array([table.est.min() / 3, table.est.max() * 3])
     ax.loglog(g, g, "k:", label="true error = estimate")
-    ax.set_xlabel("error estimate of stationary_jsq")
+    ax.set_xlabel("error estimate of the adaptive solver")
     ax.set_ylabel("true error")
     ax.legend(fontsize=7)
 
