@@ -8,17 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import qlib
 from qlib.stats._results import _fields_equal
 
-ROOT = Path(__file__).resolve().parents[1]
+PKG = Path(qlib.__path__[0])          # the imported package: the checkout's or the wheel's
 #: dataclasses with array fields that are no results (their == is not asked for here)
 NOT_RESULTS = {"qlib.graphs.Graph", "qlib.sim.service.ServiceLaw"}
 ARRAYISH = ("ndarray", "dict", "Mapping", "ArrayLike", "np.", "list", "Sequence")
 
 
 def _dataclasses():
-    for f in sorted((ROOT / "qlib").rglob("*.py")):
-        mod = ".".join(f.relative_to(ROOT).with_suffix("").parts)
+    for f in sorted(PKG.rglob("*.py")):
+        parts = f.relative_to(PKG).with_suffix("").parts
+        mod = ".".join(("qlib",) + (parts[:-1] if parts[-1] == "__init__" else parts))
         for node in ast.parse(f.read_text(encoding="utf8")).body:
             if isinstance(node, ast.ClassDef) and any("dataclass" in ast.unparse(d) for d in node.decorator_list):
                 yield mod, node.name
