@@ -227,6 +227,7 @@ def test_reflected_ou_discretisation_error_by_halving():
     assert np.all(np.abs(diff) < 3 * se)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_seed_sequence_with_list_entropy():
     r = simulate_jsq(20, 1.0, t_end=5.0, seed=np.random.SeedSequence([7, 2]))
     assert r.seed == (7, 2)
