@@ -32,5 +32,7 @@ One module per chapter or per stored result:
   :mod:`qbook.general_service`, :mod:`qbook.tails`: the burn-in and
   leftover-bias audits of those chapters;
 * :mod:`qbook.how_we_check`: the margins table, the coverage study of
-  ``se_reliable`` and the monotone-coupling check (``how_we_check``).
+  ``se_reliable`` and the monotone-coupling check (``how_we_check``);
+* :mod:`qbook.equilibrium`, :mod:`qbook.fluid_limit`, :mod:`qbook.fluid_heavy_traffic`,
+  :mod:`qbook.solver_check`: the tables, figures and checks of those chapters.
 """

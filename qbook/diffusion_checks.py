@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["noise_increments", "identity_richardson", "IDENTITIES", "generator_gap_table"]
+__all__ = ["noise_increments", "noise_family", "identity_richardson", "IDENTITIES", "generator_gap_table"]
 
 
 def _beta(beta):
@@ -201,3 +201,27 @@ def generator_gap_table(ns: Sequence[int], betas: Sequence[float]) -> np.ndarray
                          a.max() / np.abs(hG1).max(), (a / (hB + rnd)).max(),
                          (np.abs(gap - hG1) / (h2C + rnd)).max()))
     return np.array(rows, dtype=float)
+
+
+def noise_family(qv: Sequence[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three checks of each :func:`noise_increments` result as one family.
+
+    Per run: the increments' variance against ``2λ_n/n`` (s.e. ``target √(2/(m − 1))``),
+    their mean against 0 (s.e. ``√(target/m)``) and their lag-1 correlation against 0
+    (s.e. ``1/√(m − 1)``).
+
+    Parameters
+    ----------
+    qv : sequence of dict
+        Results of :func:`noise_increments`.
+
+    Returns
+    -------
+    estimate, se, target : numpy.ndarray
+        Three entries per run, for :func:`qlib.stats.simultaneous`.
+    """
+    rows = np.array([row for r in qv for row in (
+        (r["var"], r["target"] * np.sqrt(2 / (r["m"] - 1)), r["target"]),
+        (r["mean"], np.sqrt(r["target"] / r["m"]), 0.0),
+        (r["rho"], 1 / np.sqrt(r["m"] - 1), 0.0))])
+    return rows[:, 0], rows[:, 1], rows[:, 2]

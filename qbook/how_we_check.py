@@ -85,8 +85,8 @@ def coverage_glue(cov_res: dict) -> dict:
 
     Examples
     --------
-    >>> import json
-    >>> g = coverage_glue(json.loads(open("benchmarks/se_coverage_results.json").read()))
+    >>> import json; from pathlib import Path
+    >>> g = coverage_glue(json.loads(Path("benchmarks/se_coverage_results.json").read_text()))
     >>> 0 <= g["how_we_check-old-short-share"] <= 1
     True
     """
@@ -127,8 +127,8 @@ def se_scan(ev: dict) -> tuple[list, list, dict]:
 
     Examples
     --------
-    >>> import json
-    >>> pts, judged, g = se_scan(json.loads(open("benchmarks/se_reliable_eval.json").read()))
+    >>> import json; from pathlib import Path
+    >>> pts, judged, g = se_scan(json.loads(Path("benchmarks/se_reliable_eval.json").read_text()))
     >>> g["how_we_check-se-judged"] == len(judged) <= len(pts)
     True
     """
@@ -198,8 +198,8 @@ def plot_coverage(ev: dict, pts: list, plt) -> None:
 
     Examples
     --------
-    >>> import json, matplotlib.pyplot as plt
-    >>> ev = json.loads(open("benchmarks/se_reliable_eval.json").read())
+    >>> import json, matplotlib.pyplot as plt; from pathlib import Path
+    >>> ev = json.loads(Path("benchmarks/se_reliable_eval.json").read_text())
     >>> plot_coverage(ev, se_scan(ev)[0], plt)
     """
     band = ev["band"]

@@ -28,7 +28,8 @@ if TYPE_CHECKING:   # names for the annotations only
 
     from qlib.stats import Check
 
-__all__ = ["d_sequences", "coupled_run", "jsq2_run", "resolved_burn_in", "comparison_table"]
+__all__ = ["d_sequences", "coupled_run", "jsq2_run", "resolved_burn_in", "comparison_table",
+           "erlang_decades", "plot_universality", "cost_per_event", "chain_family"]
 
 
 def d_sequences(n: int) -> dict[str, int]:
@@ -273,3 +274,97 @@ def comparison_table(exact: dict, runs: dict, runs2: dict, betas: Sequence[float
                 row[f"$n = {n}$"] = " / ".join(f"{x:.3g}" for x in vals) + note
             rows.append(row)
     return pd.DataFrame(rows), mean_wait
+
+
+def erlang_decades(betas: Sequence[float], ns: Sequence[int]) -> dict:
+    """``√n (C(n, λ_n) − α(β))`` over the sizes ``ns``: the pooled system's Erlang C probability of
+    waiting against its Halfin–Whitt limit ``α(β)``, one array per ``β``.
+
+    Parameters
+    ----------
+    betas : sequence of float
+    ns : sequence of int
+
+    Returns
+    -------
+    dict
+        ``β`` to ``numpy.ndarray`` over ``ns``.
+    """
+    from qlib.halfin_whitt import halfin_whitt_alpha
+    from qbook.ht_compare import pooled
+    return {b: np.array([math.sqrt(n) * (pooled(n, b)[0] - halfin_whitt_alpha(b)) for n in ns])
+            for b in betas}
+
+
+def plot_universality(ax, G: dict, ns: Sequence[int]) -> None:
+    """The gap to JSQ in ``E[Q_2]/√n`` at ``β = 1`` for ``d(n)`` above, at and below the
+    universality threshold, with 95 % intervals.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    G : dict
+        ``n`` to :func:`qbook.ht_compare.coupled_gaps` at that ``n``.
+    ns : sequence of int
+    """
+    for k, lab in (("n^0.8", "d = ⌈n^0.8⌉ (above)"), ("sqrt(n) log n", "d = ⌈√n log n⌉ (at)"),
+                   ("sqrt(n)", "d = ⌈√n⌉ (below)")):
+        ns_k = [n for n in ns if k in G[n]]
+        ax.errorbar(ns_k, [G[n][k][1].mean for n in ns_k], [G[n][k][1].half_width for n in ns_k],
+                    fmt="o-", capsize=3, label=lab)
+    ax.set_yscale("symlog", linthresh=0.01)
+    ax.set(xscale="log", xlabel="$n$", ylabel="gap in $E[Q_2]/\\sqrt{n}$ to JSQ")
+    ax.legend(fontsize=8)
+
+
+def cost_per_event(n: int = 10_000, degrees: Sequence[int] = (3, 10, 30, 100), lam: float = 0.99,
+                   t_end: float = 2.0) -> dict:
+    """Wall time per event of the graph simulator on random ``(d − 1)``-regular graphs (the
+    dispatcher sees ``d`` queues), after a warm-up call that compiles it. Timing only.
+
+    Parameters
+    ----------
+    n : int
+    degrees : sequence of int
+    lam : float
+    t_end : float
+
+    Returns
+    -------
+    dict
+        ``d`` to seconds per event.
+    """
+    from qlib.graphs import random_regular
+    from qlib.sim import simulate
+    simulate(random_regular(100, 2, seed=1), 0.9, math.inf, t_end=1.0, batches=2)   # warm-up (JIT)
+    cost = {}
+    for d in degrees:
+        res = simulate(random_regular(n, d - 1, seed=d), lam, math.inf, t_end=t_end, seed=d, batches=2)
+        cost[d] = res.wall_time / res.events
+    return cost
+
+
+def chain_family(est: Sequence[float], se: Sequence[float], target: Sequence[float],
+                 err: Sequence[float], df: int = 9, level: float = 0.99):
+    """Simulated means against the exact chain as one simultaneous family, with the chain's own
+    error in units of the deviation the family detects.
+
+    Parameters
+    ----------
+    est, se : sequence of float
+        The replication means and their standard errors.
+    target, err : sequence of float
+        The chain's values and their error estimates.
+    df : int
+        Degrees of freedom (replications − 1).
+    level : float
+
+    Returns
+    -------
+    family : qlib.stats.Family
+    ratio : float
+        ``max(err / detectable)``: the chain's error against what the family can detect.
+    """
+    from qlib import stats
+    fam = stats.simultaneous(est, se, df=df, target=target, level=level)
+    return fam, float(np.max(np.asarray(err) / fam.detectable))

@@ -29,7 +29,8 @@ if TYPE_CHECKING:   # names for the annotations only
 __all__ = ["overloaded_start", "chain_replications", "mminf_phase", "limit_replications",
            "limit_richardson", "limit_means", "LimitMeans", "grid_index", "shrink", "ExactMeans",
            "exact_means", "exact_comparison", "bias_bound", "limit_comparison",
-           "drain_checks", "harmonic", "interior_richardson_bias"]
+           "drain_checks", "harmonic", "interior_richardson_bias", "limit_paths", "plot_empty",
+           "plot_overloaded"]
 
 
 def overloaded_start(n: int) -> list[int]:
@@ -338,3 +339,67 @@ def drain_checks(c: Mapping, n: int, eps: float = 0.1, grid: float = 0.01,
            math.log(m / k), T0, math.sqrt(V(0) / R), harmonic(m))
     return est, se, tgt, row
 
+
+
+def limit_paths(beta: float, ns: Sequence[int], paths: Mapping[str, int] | None = None) -> dict:
+    """The limit's Richardson means from the scaled starts of the chain: from the empty start
+    ``(−√n, 0)`` at ``dt = 5·10⁻⁴`` over 10 time units, from :func:`overloaded_start` at
+    ``dt = 10⁻³`` over 6 with the forcing ``X_3(0) e^{−t}``.
+
+    Parameters
+    ----------
+    beta : float
+    ns : sequence of int
+        The sizes; the ``j``-th draws its seeds from ``30 000 + 10 000 j``.
+    paths : mapping, optional
+        Runs per step size and start (default 600 empty, 1200 overloaded).
+
+    Returns
+    -------
+    dict
+        ``(n, "empty" | "overloaded")`` to :class:`LimitMeans`.
+    """
+    paths = paths or {"empty": 4 * 150, "overloaded": 4 * 300}
+    out = {}
+    for j, n in enumerate(ns):
+        over = overloaded_start(n)
+        out[n, "empty"] = limit_means(beta, (-math.sqrt(n), 0.0), paths["empty"], 5e-4, 10.0,
+                                      30_000 + 10_000 * j)
+        out[n, "overloaded"] = limit_means(beta, (0.0, over[1] / math.sqrt(n)), paths["overloaded"],
+                                           1e-3, 6.0, 30_000 + 10_000 * j, forcing=over[2] / math.sqrt(n))
+    return out
+
+
+def plot_empty(axes, chain: Mapping, limit: Mapping, ns: Sequence[int]) -> None:
+    """Means of ``X_1`` and ``X_2`` from the empty start: the chain per ``n`` (solid), the limit
+    (black dashed) and one path of the chain at the largest ``n`` (grey)."""
+    for n in ns:
+        c = chain[n, "empty"]
+        for ax, key in zip(axes, ("x1", "x2")):
+            ax.plot(c["times"], c[key].mean(0), label=f"n = 10$^{int(np.log10(n))}$")
+            ax.plot(c["times"], limit[n, "empty"].mean[key], "k--", lw=0.8)
+    big = chain[ns[-1], "empty"]
+    for ax, key in zip(axes, ("x1", "x2")):
+        ax.plot(big["times"], big[key][0], color="0.6", lw=0.8)
+        ax.set_xlabel("t")
+    axes[0].set_ylim(-6, 0.2)
+    axes[0].set_ylabel("$X_1$")
+    axes[1].set_ylabel("$X_2$")
+    axes[0].legend(fontsize=8)
+
+
+def plot_overloaded(axes, chain: Mapping, limit: Mapping, ns: Sequence[int], t_end: float = 6.0) -> None:
+    """One path of ``X_1``, ``X_2``, ``Q_3/√n`` per ``n`` from the overloaded start, with the
+    limit's means at the largest ``n`` and ``e^{−t}`` (black dashed)."""
+    for n in ns:
+        c = chain[n, "overloaded"]
+        sel = c["times"] <= t_end + 1e-9
+        for ax, key in zip(axes, ("x1", "x2", "x3")):
+            ax.plot(c["times"][sel], c[key][0, sel], lw=0.8, label=f"n = 10$^{int(np.log10(n))}$")
+    tg = np.arange(int(round(t_end / 0.25)) + 1) * 0.25
+    for ax, mean, lab in zip(axes, (*limit[ns[-1], "overloaded"].mean.values(), np.exp(-tg)),
+                             ("$X_1$", "$X_2$", "$Q_3/\\sqrt{n}$")):
+        ax.plot(tg, mean, "k--")
+        ax.set_xlabel("t")
+        ax.set_ylabel(lab)
+    axes[2].legend(fontsize=8)

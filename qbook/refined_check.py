@@ -19,6 +19,7 @@ import numpy as np
 
 from qlib.exact.occupancy import occupancy_chain_adaptive
 from qlib.meanfield.expansion import Refined, refined
+from qbook.ht_constants import bench_json
 
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
@@ -26,7 +27,8 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
     from qlib.meanfield.degrees import DegreeDistribution
 
-__all__ = ["refined_gaps", "extrapolate_quadratic", "refined_cell"]
+__all__ = ["refined_gaps", "extrapolate_quadratic", "refined_cell", "coefficient_table",
+           "long_chain_glues", "rmftool_gaps"]
 
 
 def refined_gaps(lam: float, law: DegreeDistribution, ns: Sequence[int], *,
@@ -194,3 +196,76 @@ def refined_cell(graph: Graph, lam: float, window: float, burn: float, *,
                 T=window, burn=burn, Rs=ref.response_time, Rv=ref.response_time_v, p=p,
                 R0=np.round(start * graph.n)[1:].sum() / graph.n / lam,
                 halves=rr.batch_response_times)
+
+
+def coefficient_table(ds: Sequence[int] = (1, 2), lams: Sequence[float] = (0.7, 0.9)) -> tuple[str, dict]:
+    """The refined coefficients of the point masses ``δ_d``, sampled without and with replacement.
+
+    Parameters
+    ----------
+    ds, lams : sequence
+        The degrees and the loads.
+
+    Returns
+    -------
+    table : str
+        A Markdown table: law, load, ``R*``, ``R_v`` (distinct), ``R_v`` (with replacement).
+    coef : dict
+        ``(d, lam, replacement)`` to the :class:`~qlib.meanfield.expansion.Refined` result.
+    """
+    from qlib.meanfield.degrees import DegreeDistribution
+    coef = {(d, lam, rep): refined(lam, DegreeDistribution.point(d), replacement=rep)
+            for d in ds for lam in lams for rep in (False, True)}
+    import pandas as pd
+    table = pd.DataFrame(
+        [{"law": f"$\\delta_{d}$", "$\\lambda$": lam, "$R^\\star$": f"{coef[d, lam, False].response_time:.4f}",
+          "$R_v$ (distinct)": f"{coef[d, lam, False].response_time_v:.4f}",
+          "$R_v$ (with replacement)": f"{coef[d, lam, True].response_time_v:.4f}"}
+         for d in ds for lam in lams]).to_markdown(index=False)
+    return table, coef
+
+
+def long_chain_glues(laws: dict) -> dict:
+    """The stored long exact chains (``benchmarks/occupancy_adaptive_results.json``) extrapolated
+    to ``n = ∞`` against ``R_v``.
+
+    Parameters
+    ----------
+    laws : dict
+        Law name (as stored) to its degree law.
+
+    Returns
+    -------
+    dict
+        Glue key suffix (``long-nmax-<key>``, ``long-gap-<key>`` in %, ``long-reltol-<key>`` in %,
+        ``long-ratio-<key>``) to value, ``<key>`` as ``d2-without``.
+    """
+    out = {}
+    for c in bench_json("occupancy_adaptive_results.json")["cases"]:
+        ref = refined(c["lam"], laws[c["law"]], replacement=c["replacement"])
+        ns = np.array([r["n"] for r in c["rows"]], float)
+        a, tol, _ = extrapolate_quadratic(ns, ns * (np.array([r["R"] for r in c["rows"]]) - ref.response_time),
+                                          ns * np.array([r["R_err"] for r in c["rows"]]))
+        key, rv = f"{'d1' if c['law'] == 'δ_1' else 'd2'}-{'with' if c['replacement'] else 'without'}", \
+            ref.response_time_v
+        out |= {f"long-nmax-{key}": int(ns[-1]), f"long-gap-{key}": float(100 * (a - rv) / rv),
+                f"long-reltol-{key}": float(100 * tol / rv), f"long-ratio-{key}": float(abs(a - rv) / tol)}
+    return out
+
+
+def rmftool_gaps() -> tuple[float, float]:
+    """The refined mean field against rmftool (``benchmarks/refined_results.json``).
+
+    Returns
+    -------
+    gap : float
+        Largest ``|0.9 R(N) − printed|`` over rmftool's printed values (δ1 with replacement,
+        ``λ = 0.9``).
+    vdiff : float
+        Largest stored ``|v − v_rmftool|`` over the rows compared with rmftool.
+    """
+    from qlib.meanfield.degrees import DegreeDistribution
+    bench = bench_json("refined_results.json")
+    r1 = refined(0.9, DegreeDistribution.point(1), replacement=True)
+    gap = max(abs(0.9 * r1.at(p["N"]).response_time - p["rmftool_printed"]) for p in bench["published"])
+    return gap, max(r["max_abs_diff_v"] for r in bench["rows"] if "rmftool_s" in r)

@@ -46,4 +46,5 @@ def compile_notice(dispatcher, what: str) -> None:
     except AttributeError:
         cold = True
     if cold:
-        say(f"compiling the {what} kernels (once: about 10 s; cached on disk afterwards)")
+        say(f"compiling the {what} kernels (once per install: 10-30 s on an idle machine, longer on a "
+            f"busy one; later calls and processes load them from numba's disk cache)")

@@ -57,6 +57,7 @@ def test_first_reached():
         first_reached(pts, 3)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_replicate_own_starts_uses_each_start():
     g = graphs.ring(30)
     starts = [np.zeros(30, int), np.full(30, 5)]

@@ -131,4 +131,4 @@ def test_sweep_passes_choices_and_none_is_the_default_point():
     g = graph_for(p, 1)
     rr = replicate(g, LAM, 0.0, replications=2, seed=point_seed(1, p), n_jobs=1, t_end=20.0,
                    burn_in=5.0, initial=initial_for(p, 1, g), choices=2)
-    assert out["R_mean"] == rr.response_time
+    assert out["response_time_mean"] == rr.response_time

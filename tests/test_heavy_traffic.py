@@ -83,6 +83,7 @@ def test_stationary_and_halving_reject_bad_input():
 
 # ------------------------------------------------------------------ simulation
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_simulate_jsq_is_deterministic():
     a = simulate_jsq(50, 1.0, t_end=50.0, seed=7, record_dt=1.0)
     b = simulate_jsq(50, 1.0, t_end=50.0, seed=7, record_dt=1.0)
@@ -97,6 +98,7 @@ def test_simulate_jsq_is_deterministic():
     assert d.events == e.events
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_simulate_jsq_conserves_tasks_and_shapes():
     n, q0 = 400, [400, 200, 60, 10]
     r = simulate_jsq(n, 1.0, t_end=20.0, seed=1, initial=q0, record_dt=0.01)
@@ -225,6 +227,7 @@ def test_reflected_ou_discretisation_error_by_halving():
     assert np.all(np.abs(diff) < 3 * se)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_seed_sequence_with_list_entropy():
     r = simulate_jsq(20, 1.0, t_end=5.0, seed=np.random.SeedSequence([7, 2]))
     assert r.seed == (7, 2)

@@ -64,6 +64,7 @@ def test_crn_finest_level_is_the_bridge_scheme():
         assert np.isclose(c.moments[b, 0, 3], (r.x1[seg] * r.x2[seg]).mean(), atol=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_crn_coarse_level_has_the_law_of_the_coarse_scheme():
     # the coupled level 1 (step 2dt) against an independent run at 2dt:
     # stationary mean of X_2 over independent replications

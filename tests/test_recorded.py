@@ -54,6 +54,7 @@ def test_replay_returns_the_run(tmp_path):
     assert (fresh.replayed, fresh.ran) == (0, 1)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_a_store_from_other_code_is_ignored(tmp_path):
     path = tmp_path / "runs.pkl.gz"
     runs = RecordedRuns(path)

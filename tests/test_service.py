@@ -195,6 +195,7 @@ def test_recorded_response_times_mm1_sojourn():
     assert res.statistic < crit
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_exp_path_bitwise_unchanged_and_state_consistency():
     a = qlib.simulate(g.ring(200), 0.8, 1.0, t_end=20, seed=5)
     b = qlib.simulate(g.ring(200), 0.8, 1.0, t_end=20, seed=5, service="exp")

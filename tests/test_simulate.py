@@ -10,12 +10,14 @@ from qlib import graphs as g
 from qlib.sim import replicate, simulate
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_determinism():
     a = simulate(g.ring(100), 0.8, 1.0, t_end=20, seed=5)
     b = simulate(g.ring(100), 0.8, 1.0, t_end=20, seed=5)
     assert np.array_equal(a.occupancy, b.occupancy) and a.events == b.events
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 @pytest.mark.parametrize("mu", [0.0, 2.0, np.inf])
 def test_conservation(mu):
     r = simulate(g.ring(200), 0.9, mu, t_end=20, seed=1)
@@ -33,6 +35,7 @@ def test_mm1():
         assert abs(r.occupancy[i] - lam**i) < 4 * r.occupancy_se[i]
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_little():
     lam = 0.8
     r = simulate(g.ring(5000), lam, 1.0, t_end=40, burn_in=10, seed=4)
@@ -55,6 +58,7 @@ def test_validation():
         simulate(G, 1.2, t_end=1)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_initial_occupancy():
     r = simulate(g.ring(100), 0.5, t_end=1, initial=np.array([1.0, 0.5, 0.2]),
                  record_dt=0.5, seed=1)
@@ -82,6 +86,7 @@ def _same(a, b):
         assert np.array_equal(a.paths, b.paths)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 @pytest.mark.parametrize("mu", [0.0, 3.0, np.inf])
 def test_slicing_does_not_change_the_run(mu):
     # progress=True cuts [0, t_end] into 100 slices; the next event time is
@@ -104,6 +109,7 @@ def test_replicate_independent_of_threads():
     assert not np.array_equal(a.results[0].occupancy, a.results[1].occupancy)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_level_growth_loses_nothing():
     # lam = 0.97 on the empty graph: queues wander far above the 2 levels
     # tracked at the start, so the level arrays are doubled several times
@@ -139,6 +145,7 @@ def _first_choice(graph, mu, runs, lam=0.9):
     return counts
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_ties_are_broken_uniformly():
     # star of 4, all empty, static: an arrival at the centre (prob 1/4) sees
     # 4 tied empty queues, one at a leaf sees 2 (itself and the centre).
@@ -154,6 +161,7 @@ def test_ties_are_broken_uniformly():
     assert chi2 < stats.chi2.ppf(1 - 1e-3, 3)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_fresh_permutation_is_uniform():
     # mu = inf: servers are placed by a fresh uniform permutation, so the
     # first task goes to a uniform server (a biased lazy shuffle would
@@ -288,6 +296,7 @@ def test_transient_lam_above_one_runs():
     assert r.arrivals - r.departures == r.final_queues.sum()
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 @pytest.mark.parametrize("mu", [50.0, np.inf])
 def test_epoch_stamp_wraparound(monkeypatch, mu):
     # the permutation stamps are 32-bit; after EPOCH_MAX epochs the stamp

@@ -70,13 +70,13 @@ def test_sweep_equals_replicate_point_by_point(client):
         np.testing.assert_array_equal(cell.occupancy_mean.values[:L], rr.occupancy)
         assert not cell.occupancy_mean.values[L:].any()
         np.testing.assert_array_equal(cell.occupancy_se.values[:L], rr.occupancy_se)
-        assert cell.R_mean.item() == rr.mean_response_time
-        assert cell.R_se.item() == rr.response_time_se
+        assert cell.response_time_mean.item() == rr.mean_response_time
+        assert cell.response_time_se.item() == rr.response_time_se
         np.testing.assert_array_equal(cell.events.values, [r.events for r in rr.results])
         for k, r in enumerate(rr.results):
             np.testing.assert_array_equal(cell.occupancy.values[k, :r.occupancy.size],
                                           r.occupancy)
-            assert cell.R.values[k] == r.mean_response_time
+            assert cell.response_time.values[k] == r.mean_response_time
 
 
 def test_explicit_points_in_any_order(client):
@@ -90,7 +90,7 @@ def test_explicit_points_in_any_order(client):
     rev = qlib.sweep(pts[::-1], client=client, **KW)
     for i, p in enumerate(pts):
         rr = _replicate_at(p)
-        assert ds.R_mean.values[i] == rr.mean_response_time == rev.R_mean.values[1 - i]
+        assert ds.response_time_mean.values[i] == rr.mean_response_time == rev.response_time_mean.values[1 - i]
         np.testing.assert_array_equal(ds.events.values[i], [r.events for r in rr.results])
 
 
@@ -241,7 +241,7 @@ def test_open_store_alone_reads_the_recorded_grid(client, tmp_path):
     alone = open_store(tmp_path / "g.zarr")
     timing = ["cpu_seconds", "kernel_seconds"]
     assert alone.drop_vars(timing).identical(open_store(tmp_path / "g.zarr", RGRID).drop_vars(timing))
-    np.testing.assert_array_equal(alone.R_mean.values, full.R_mean.values)
+    np.testing.assert_array_equal(alone.response_time_mean.values, full.response_time_mean.values)
 
 
 def test_import_qlib_sweep_gives_the_package():
@@ -255,7 +255,7 @@ def test_a_generator_seed_draws_the_root_seed(client):
     a = qlib.sweep(grid, client=client, seed=np.random.default_rng(3), **kw)
     b = qlib.sweep(grid, client=client, seed=int(np.random.default_rng(3).integers(0, 2**63)), **kw)
     assert a.attrs["seed"] == b.attrs["seed"]
-    np.testing.assert_array_equal(a.R_mean.values, b.R_mean.values)
+    np.testing.assert_array_equal(a.response_time_mean.values, b.response_time_mean.values)
 
 
 def test_a_sweep_run_has_the_result_vocabulary():

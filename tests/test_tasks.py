@@ -73,6 +73,7 @@ def test_validation():
         simulate_tasks(1, 0.05, t_end=2000.0, seed=0, capacity=3)
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_reproducible_and_drained():
     a = simulate_tasks(50, 1.0, t_end=50.0, burn_in=5.0, seed=3, initial=[50, 10])
     b = simulate_tasks(50, 1.0, t_end=50.0, burn_in=5.0, seed=3, initial=[50, 10])
@@ -119,6 +120,7 @@ def test_small_n_against_exact_chain():
     assert np.all(fam.detectable < 0.2 * np.array(target))
 
 
+@pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 def test_thinned_waits_are_gamma_given_ahead():
     """The PIT values G_k(W) of the thinned waits are i.i.d. uniform (n = 2, β = 0.5)."""
     runs = _reps(2, 0.5, 3000.0, 13)

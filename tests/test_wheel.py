@@ -147,9 +147,15 @@ def test_wheel_passes_the_library_tests(installed):
     chosen = library if os.environ.get("QLIB_WHEEL_TESTS") == "all" else [f for f in SAMPLE if f in library]
     here = tmp / "library_tests"
     (here / "tests").mkdir(parents=True)
-    for f in chosen + ["conftest.py"]:
-        shutil.copy(ROOT / "tests" / f, here / "tests" / f)
-    shutil.copytree(ROOT / "tests" / "data", here / "tests" / "data")
+    # the chosen test files and every support file beside them (conftest.py, data/, the lists
+    # the tests read), not the other test files
+    support = [p.name for p in (ROOT / "tests").iterdir()
+               if not p.name.startswith(("test_", "__pycache__", ".")) and p.suffix != ".pyc"]
+    for f in chosen + support:
+        if (ROOT / "tests" / f).is_dir():
+            shutil.copytree(ROOT / "tests" / f, here / "tests" / f)
+        else:
+            shutil.copy(ROOT / "tests" / f, here / "tests" / f)
     # the sample leaves out the one test that only compiles every kernel again for int64
     # graphs (a minute of numba compilation; it runs in the tree, and in the full run here)
     skip = [] if chosen == library else ["--deselect", f"tests/test_graphs.py::{WIDE}"]

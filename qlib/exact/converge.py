@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from qlib.exact.tiny import ExactResult, stationary
+from qlib.stats._results import fields_eq
 
 if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
@@ -69,6 +70,7 @@ def aitken_error(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> np.ndarray:
     return d2 * r / (1.0 - r) + 1e-14
 
 
+@fields_eq
 @dataclass(frozen=True)
 class ConvergedSolve:
     """An exact solve whose level cap is converged against a simulation's noise.

@@ -8,12 +8,14 @@ from qlib._lazy import scipy_stats as _st
 
 from qlib import _validate as V
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
 __all__ = ["mm1_transient", "MM1Transient"]
 
 
+@fields_eq
 @dataclass(frozen=True)
 class MM1Transient:
     """Tail probabilities of an M/M/1 queue at given times (:func:`~qlib.exact.transient.mm1_transient`).

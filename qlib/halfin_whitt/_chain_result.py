@@ -11,8 +11,9 @@ import math
 import numpy as np
 from dataclasses import dataclass
 
-from qlib.stats._results import ResultIO
+from qlib.stats._results import ResultIO, fields_eq
 
+@fields_eq
 @dataclass(frozen=True, repr=False)
 class StationaryJSQ(ResultIO):
     """Result of :func:`~qlib.halfin_whitt.chain.stationary_jsq`.

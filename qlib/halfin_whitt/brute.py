@@ -20,6 +20,7 @@ import scipy.sparse.linalg as spla
 from qlib import _validate as V
 from qlib.halfin_whitt._common import _check_beta, _check_n
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from qlib.halfin_whitt.chain import StationaryJSQ
     from scipy import sparse
@@ -99,6 +100,7 @@ def occupancy_generator(n: int, lam: float, truncation: int) -> tuple[np.ndarray
     return S, (A - sp.diags(np.asarray(A.sum(axis=1)).ravel())).tocsr()
 
 
+@fields_eq
 @dataclass(frozen=True)
 class BruteForceJSQ:
     """Result of :func:`~qlib.halfin_whitt.brute.brute_force_jsq`: the stationary law ``pi`` on
@@ -198,6 +200,7 @@ def brute_force_jsq(n: int, beta: float, truncation: int) -> BruteForceJSQ:
                          values=_values(S, pi, n))
 
 
+@fields_eq
 @dataclass(frozen=True)
 class BruteForceConverged:
     """Result of :func:`~qlib.halfin_whitt.brute.brute_force_converged`: ``values`` at the highest cap,

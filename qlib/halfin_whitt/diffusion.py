@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from qlib.halfin_whitt._common import _check_beta, _check_pos, _check_times, _check_x0, _seed32, _seed_record
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from collections.abc import Callable
     from collections.abc import Sequence
@@ -83,6 +84,7 @@ def _ou_forcing(forcing, nsteps, dt):
     return float(forcing) * np.exp(-mid) if forcing > 0 else np.zeros(0)
 
 
+@fields_eq
 @dataclass(frozen=True)
 class OUResult:
     """Result of :func:`~qlib.halfin_whitt.diffusion.reflected_ou`.
@@ -303,6 +305,7 @@ def _ou_crn_kernel(seed, beta, x1_0, x2_0, nfine, dt, levels, burn_fine, block_f
     return acc
 
 
+@fields_eq
 @dataclass(frozen=True)
 class OUCRN:
     """Result of :func:`~qlib.halfin_whitt.diffusion.reflected_ou_crn`.

@@ -46,6 +46,7 @@ import numpy as np
 
 from qlib import _validate as V
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from collections.abc import Mapping
     from numpy.typing import ArrayLike
@@ -85,6 +86,7 @@ def default_box(beta: float) -> tuple[float, float]:
     return -(beta + 7.5), max(12.0, 26.0 / beta)
 
 
+@fields_eq
 @dataclass(frozen=True)
 class OUGrid:
     """Result of :func:`~qlib.halfin_whitt.stationary.ou_stationary_grid`.
@@ -303,6 +305,7 @@ def _residual(beta, h, pi):
     return np.abs(net).max() / big
 
 
+@fields_eq
 @dataclass(frozen=True)
 class OUStationary:
     """Result of :func:`~qlib.halfin_whitt.stationary.ou_stationary`.
@@ -451,6 +454,7 @@ def _three_point_exponent(n, y):
     return 0.5 * (lo + hi)
 
 
+@fields_eq
 @dataclass(frozen=True)
 class Extrapolation:
     """Result of :func:`~qlib.halfin_whitt.stationary.extrapolate_inv_sqrt`: ``estimate`` and ``error`` of

@@ -11,6 +11,7 @@ from qlib import _validate as V
 from qlib.halfin_whitt._slices import SLICES, progress_bar
 from qlib.halfin_whitt._common import _check_beta, _check_pos
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from collections.abc import Sequence
     from numpy.typing import ArrayLike
@@ -112,6 +113,7 @@ def _trim_box(p, lo, hi, drop):
     return cut
 
 
+@fields_eq
 @dataclass(frozen=True)
 class TransientJSQ:
     """Result of :func:`~qlib.halfin_whitt.transient.transient_jsq`.

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from collections.abc import Sequence
     from numpy.typing import ArrayLike
@@ -155,6 +156,7 @@ def ratio_se(num: ArrayLike, den: ArrayLike) -> tuple[float, float, int]:
     return float(e), float(z.std(ddof=1) / math.sqrt(z.size)), int(z.size - 1)
 
 
+@fields_eq
 @dataclass(frozen=True)
 class CumulativeWait:
     """Result of :func:`transient_cumulative_wait`: ``times``, the mean

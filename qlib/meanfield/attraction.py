@@ -34,6 +34,7 @@ from qlib import _validate as V
 from qlib.meanfield import fluid
 from qlib.meanfield.degrees import DegreeDistribution
 from qlib.meanfield.spectrum import band_window_bound, decay_rates, slow_mode
+from qlib.stats._results import fields_eq
 
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
@@ -56,6 +57,7 @@ def _pad(a: np.ndarray, width: int) -> np.ndarray:
     return np.pad(a, ((0, 0), (0, width - a.shape[1])))
 
 
+@fields_eq
 @dataclass(frozen=True)
 class Brackets:
     """Solutions of the fluid ODE from the brackets and other starts.
@@ -129,6 +131,7 @@ def brackets(lam: float, degrees: DegreeDistribution, t: ArrayLike, upper: Array
     return Brackets(sols, qs, float(max(viol, 0.0)), float(np.abs(hi - lo).sum(axis=1)[-1]))
 
 
+@fields_eq
 @dataclass(frozen=True)
 class SlowDecay:
     """The decay of the slow-mode projection over one stretch of a relaxation.

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from qlib.stats._results import fields_eq
 
 __all__ = ["hub_cap", "capped_double_star", "CappedDoubleStar"]
 
@@ -65,6 +66,7 @@ def hub_cap(n: int, lam: float) -> int:
     return max(1, round(math.log(lam * (n - 2) * (1 - lam) / 2) / math.log(1 / lam)))
 
 
+@fields_eq
 @dataclass(frozen=True)
 class CappedDoubleStar:
     """The capped model of the static double star.

@@ -47,6 +47,7 @@ from qlib import _validate as V
 from .degrees import DegreeDistribution
 from .fluid import _check_lam, equilibrium
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from qlib._types import DegreeLike
 
@@ -67,6 +68,7 @@ class Approximation(NamedTuple):
     response_time: float
 
 
+@fields_eq
 @dataclass(frozen=True)
 class Refined:
     """Refined mean field ``E q_n = q + v/n + O(1/n²)`` (:func:`~qlib.meanfield.expansion.refined`).

@@ -21,6 +21,7 @@ from qlib._lazy import scipy_integrate as _scipy_integrate
 from qlib import _validate as V
 from .degrees import DegreeDistribution
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
     from qlib._types import DegreeLike
@@ -103,6 +104,7 @@ def _drift(q, lam, degrees):
     return out
 
 
+@fields_eq
 @dataclass(frozen=True)
 class FluidSolution:
     """Solution of the fluid ODE.

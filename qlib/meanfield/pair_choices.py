@@ -66,10 +66,12 @@ from qlib.meanfield.fluid import _check_lam
 from qlib.meanfield.pair import PairResult
 from qlib.meanfield.pair import _solve as _pair_solve
 from qlib.meanfield.pair import _summary
+from qlib.stats._results import fields_eq
 
 __all__ = ["pair_approximation_choices", "ChoicesPairResult"]
 
 
+@fields_eq
 @dataclass(frozen=True)
 class ChoicesPairResult(PairResult):
     """Equilibrium of :func:`pair_approximation_choices`.

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from qlib import _validate as V
+from qlib.stats._results import fields_eq
 
 __all__ = ["FluidDeviation", "fluid_deviation"]
 
 
+@fields_eq
 @dataclass(frozen=True)
 class FluidDeviation:
     """Deviation of replicated paths from the fluid ODE.

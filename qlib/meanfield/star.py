@@ -73,10 +73,12 @@ import scipy.sparse.linalg as spla
 
 from .fluid import _check_lam
 from .pair import _check_int, _fixed_point, _solve, _stationary
+from qlib.stats._results import fields_eq
 
 __all__ = ["star_approximation", "StarResult"]
 
 
+@fields_eq
 @dataclass(frozen=True)
 class StarResult:
     """Equilibrium of the star approximation (:func:`~qlib.meanfield.star.star_approximation`).

@@ -66,6 +66,7 @@ from qlib.sim.service import DET, check_law, draw
 from qlib.sim.start import (_as_graph, _bookkeeping, _check_args, _grow, _initial,
                             _record_grid, _result, _seed, _tracked)
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 
 if TYPE_CHECKING:   # names for the annotations only
     from qlib._types import GraphLike, Seed
@@ -314,6 +315,7 @@ def _gkernel(indptr, indices, n, lam, mu, mu_inf, t_end, burn_in, nbatch,
 
 
 # ------------------------------------------------------------- result ----
+@fields_eq
 @dataclass(frozen=True, repr=False)
 class GeneralSimulationResult(SimulationResult):
     """A :class:`qlib.sim.SimulationResult <qlib.sim.result.SimulationResult>` with general services.

@@ -147,17 +147,24 @@ class SimulationResult(ResultIO):
     @property
     def mean_queue_length_se(self) -> float:
         """Its batch-means standard error (same batches as ``occupancy_se``)."""
-        b = self.batch_occupancy
-        if b is None or b.shape[0] < 2:
-            return float("nan")
-        x = b[:, 1:].sum(axis=1)
-        return float(x.std(ddof=1) / math.sqrt(x.size))
+        return queue_length_se(self.batch_occupancy)
 
     @property
     def mean_queue_length_ci(self) -> Interval:
         """95 % Student-t :class:`~qlib.stats.intervals.Interval` of ``mean_queue_length``."""
         return _scalar_interval(self.mean_queue_length, self.mean_queue_length_se,
                                 self.batches - 1 if self.batches else 0)
+
+
+def queue_length_se(batch_occupancy: "np.ndarray | None") -> float:
+    """Batch-means standard error of the mean queue length ``Σ_{i≥1} q(i)`` from a run's
+    ``batch_occupancy`` (batches × levels); NaN with fewer than two batches. The one
+    computation for :class:`SimulationResult` and :class:`qlib.sweep.SweepRun`."""
+    b = None if batch_occupancy is None else np.asarray(batch_occupancy)
+    if b is None or b.ndim != 2 or b.shape[0] < 2:
+        return float("nan")
+    x = b[:, 1:].sum(axis=1)
+    return float(x.std(ddof=1) / math.sqrt(x.size))
 
 
 def _scalar_interval(center, se, df):

@@ -78,9 +78,39 @@ def _same(a, b) -> bool:
                 and _same(a.entropy, b.entropy) and tuple(a.spawn_key) == tuple(b.spawn_key))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return bool(a == b)
+
+
+def _fields_equal(self, other: object) -> bool:
+    """Equal when of the same type with equal fields (arrays element by element, NaN
+    equal to NaN; seeds by their entropy and spawn key)."""
+    if type(other) is not type(self):
+        return NotImplemented
+    return all(_same(getattr(self, f.name), getattr(other, f.name))
+               for f in dataclasses.fields(self))
+
+
+def fields_eq(cls):
+    """Class decorator (above ``@dataclass``): ``==`` by fields, arrays element by element,
+    in place of the dataclass' tuple comparison, which raises on array fields. The hash is
+    left as the dataclass made it.
+
+    Examples
+    --------
+    >>> import dataclasses, numpy as np
+    >>> @fields_eq
+    ... @dataclasses.dataclass(frozen=True)
+    ... class R:
+    ...     x: np.ndarray
+    >>> R(np.arange(3)) == R(np.arange(3)), R(np.arange(3)) == R(np.ones(3))
+    (True, False)
+    """
+    cls.__eq__ = _fields_equal
+    return cls
 
 
 def _plain(v):
@@ -163,13 +193,7 @@ class ResultIO:
             rows.append(f"{k:<18}{v:>12.6g}{'' if math.isnan(se) else format(se, '.3g'):>11}{ci:>26}")
         return "\n".join(rows)
 
-    def __eq__(self, other: object) -> bool:
-        """Equal when of the same type with equal fields (arrays element by element, NaN
-        equal to NaN; seeds by their entropy and spawn key)."""
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(_same(getattr(self, f.name), getattr(other, f.name))
-                   for f in dataclasses.fields(self))
+    __eq__ = _fields_equal
 
     __hash__ = None   # type: ignore[assignment]  # mutable arrays inside: not hashable
 
@@ -298,10 +322,6 @@ class CompactResult:
         text = f"{type(self).__name__}({', '.join(parts)})"
         return text if len(text) <= 600 else text[:597] + "…)"
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(_same(getattr(self, f.name), getattr(other, f.name))
-                   for f in dataclasses.fields(self))
+    __eq__ = _fields_equal
 
     __hash__ = None   # type: ignore[assignment]  # arrays inside: not hashable

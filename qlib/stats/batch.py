@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 import numpy as np
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from qlib._lazy import scipy_stats as _st
 
 from qlib.stats.intervals import _Interval, _as_float_array, _check_dt, _check_level, t_quantile
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -126,6 +128,7 @@ def iat(path: ArrayLike, dt: float = 1.0, method: str = "geyer") -> float | np.n
 
 # ---------------------------------------------------------------- batch means
 
+@fields_eq
 @dataclass(frozen=True)
 class BatchMeans(_Interval):
     """A time average with its batch-means standard error.
@@ -334,7 +337,18 @@ def _warn_unreliable(lag1, thr, k, alpha, reason, advice, stacklevel):
     corr = " (the batch means are still correlated)" if lag1 > thr else ""
     warnings.warn(f"standard errors unreliable: {reason}largest lag-1 correlation of the {k} batch "
                   f"means {lag1:.3f} {'>' if lag1 > thr else '<='} {thr:.3f}, the family-wise "
-                  f"{alpha:g} critical value{corr}. {advice}", RuntimeWarning, stacklevel=stacklevel + 1)
+                  f"{alpha:g} critical value{corr}. {advice}", RuntimeWarning,
+                  stacklevel=max(stacklevel + 1, _caller_level()))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this function) of the
+    first frame outside the ``qlib`` package: the warning names the user's line, however
+    deep inside qlib the call was made."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_globals.get("__name__", "").partition(".")[0] == "qlib":
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _lag1_test(r1, k, alpha, tested):
@@ -349,6 +363,7 @@ def _lag1_test(r1, k, alpha, tested):
 
 # ---------------------------------------------------------------- slices of a run
 
+@fields_eq
 @dataclass(frozen=True)
 class SliceBatches:
     """Batches of consecutive slices of a simulated window, with their diagnostics.

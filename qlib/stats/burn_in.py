@@ -18,6 +18,7 @@ from qlib.stats.intervals import (_as_float_array, _check_dt, _check_level, _sca
                                   replication_ci, t_quantile)
 from qlib.stats.batch import _iat_and_length, batch_means
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -27,6 +28,7 @@ __all__ = ['burn_in_check', 'BurnIn', 'burn_in_family', 'BurnInFamily', 'leftove
 
 # ---------------------------------------------------------------- burn-in
 
+@fields_eq
 @dataclass(frozen=True)
 class BurnIn:
     """First half against second half of the measurement window.
@@ -234,6 +236,7 @@ def burn_in_check(path: ArrayLike, dt: float = 1.0, *, replications: bool = Fals
 
 # ---------------------------------------------------------------- a study's cells
 
+@fields_eq
 @dataclass(frozen=True)
 class BurnInFamily:
     """Result of :func:`~qlib.stats.burn_in.burn_in_family`: every cell of a study burnt in?

@@ -10,6 +10,7 @@ from qlib._lazy import scipy_integrate as integrate, scipy_optimize as optimize,
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -229,6 +230,7 @@ def replications_needed(se_pilot: ArrayLike, delta: ArrayLike, *, m: int = 1, le
 
 # ---------------------------------------------------------------- families
 
+@fields_eq
 @dataclass(frozen=True)
 class Family:
     """A family of checks ``estimate ≈ target`` at a family-wise level.

@@ -6,6 +6,7 @@ import numpy as np
 from dataclasses import dataclass
 from qlib._lazy import scipy_stats as _st
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -14,6 +15,7 @@ __all__ = ['loglog_slope', 'LogLogFit']
 
 # ---------------------------------------------------------------- rates
 
+@fields_eq
 @dataclass(frozen=True)
 class LogLogFit:
     """Weighted least-squares line ``log y = intercept + slope · log x``.

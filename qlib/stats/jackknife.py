@@ -14,12 +14,14 @@ from typing import Callable
 
 import numpy as np
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
 __all__ = ["Jackknife", "jackknife"]
 
 
+@fields_eq
 @dataclass(frozen=True)
 class Jackknife:
     """A statistic over replications with its delete-one jackknife standard error.

@@ -10,6 +10,7 @@ from qlib._lazy import scipy_integrate as integrate, scipy_optimize as optimize,
 
 from qlib.stats.intervals import _check_df, _check_level, _scalar, t_quantile
 from typing import TYPE_CHECKING
+from qlib.stats._results import fields_eq
 if TYPE_CHECKING:   # names for the annotations only
     from numpy.typing import ArrayLike
 
@@ -46,6 +47,7 @@ def _equiv_factor(d, m, level, power):
     return optimize.brentq(f, c, hi, xtol=1e-10)
 
 
+@fields_eq
 @dataclass(frozen=True, repr=False)
 class Equivalence:
     """Result of :func:`~qlib.stats.tost.equivalence`: is ``|θ| < margin`` shown, check by check?

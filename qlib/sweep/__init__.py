@@ -28,6 +28,7 @@ from qlib.sweep.grid import (_key, _normalise, _real, _root, graph_for, initial_
                              point_seed, points, run_point)
 from qlib.sweep.store import (_grid_json, _assemble, _group_name, _load_point, _meta, _open_root,  # noqa: F401
                               _save_point, _task_key, open_store)
+from qlib.stats._results import fields_eq
 
 __all__ = ["sweep", "points", "point_seed", "graph_for", "initial_for", "run_point",
            "open_store", "replication_result", "SweepRun"]
@@ -82,9 +83,10 @@ def sweep(grid, *, replications, t_end, burn_in=0.0, batches=None, seed=None, cl
         ``replication`` × ``level``. Variables: ``occupancy`` (per run),
         ``occupancy_mean`` and ``occupancy_se`` (Student-t s.e. across
         replications, as ``replicate``), ``occupancy_batch_se`` (batch means,
-        per run), ``R``, ``R_mean``, ``R_se``, ``R_batch_se``,
+        per run), ``response_time`` (per run), ``response_time_mean``, ``response_time_se``,
+        ``response_time_batch_se``,
         ``mean_queue_length`` (per run: tasks per server), ``mean_queue_length_mean`` and
-        ``mean_queue_length_se`` (across replications), ``se_reliable``, ``batch_R`` and ``batch_occupancy`` (per batch of
+        ``mean_queue_length_se`` (across replications), ``se_reliable``, ``batch_response_time`` and ``batch_occupancy`` (per batch of
         each run, dimension ``batch``), ``n_batches``, ``events``,
         ``kernel_seconds``, ``cpu_seconds``. Attributes: ``qlib_version``,
         ``seed``, ``replications``, ``t_end``, ``burn_in``, ``batches`` (0:
@@ -201,6 +203,7 @@ def _client(client):
 
 
 # ------------------------------------------------- back to replicate ----
+@fields_eq
 @dataclass(frozen=True)
 class SweepRun:
     """One run of a sweep point, with the fields of
@@ -257,11 +260,8 @@ class SweepRun:
     @property
     def mean_queue_length_se(self) -> float:
         """Its batch-means standard error (the batches of ``batch_occupancy``)."""
-        b = np.asarray(self.batch_occupancy)
-        if b.ndim != 2 or b.shape[0] < 2:
-            return float("nan")
-        x = b[:, 1:].sum(axis=1)
-        return float(x.std(ddof=1) / np.sqrt(x.size))
+        from qlib.sim.result import queue_length_se
+        return queue_length_se(self.batch_occupancy)
 
 
 def replication_result(ds, **coords):
@@ -307,14 +307,15 @@ def replication_result(ds, **coords):
     par = {k: c[k].item() if k in c.coords else 0.0 for k in ("n", "lam", "mu")}
     runs = tuple(SweepRun(
         occupancy=c.occupancy.values[k], occupancy_se=c.occupancy_batch_se.values[k],
-        mean_response_time=float(c.R.values[k]), mean_response_time_se=float(c.R_batch_se.values[k]),
+        mean_response_time=float(c.response_time.values[k]),
+        mean_response_time_se=float(c.response_time_batch_se.values[k]),
         batch_occupancy=c.batch_occupancy.values[k, :nb[k]],
-        batch_response_time=c.batch_R.values[k, :nb[k]], batches=int(nb[k]),
+        batch_response_time=c.batch_response_time.values[k, :nb[k]], batches=int(nb[k]),
         events=int(ev[k]), se_reliable=bool(c.se_reliable.values[k]),
         wall_time=float(c.kernel_seconds.values[k]), n=int(par["n"]), lam=float(par["lam"]),
         mu=float(par["mu"])) for k in range(R))
     m, se = c.occupancy_mean.values, c.occupancy_se.values
-    rm, rse = float(c.R_mean), float(c.R_se)
+    rm, rse = float(c.response_time_mean), float(c.response_time_se)
     tq = float(student_t.ppf(0.975, R - 1))
     return ReplicationResult(
         occupancy=m, occupancy_se=se, occupancy_ci=np.vstack([m - tq * se, m + tq * se]),

@@ -375,10 +375,10 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
     dict of numpy arrays
         ``occupancy`` (replication, level), ``occupancy_batch_se``,
         ``occupancy_mean`` and ``occupancy_se`` (level; Student-t across
-        replications), ``R``, ``R_batch_se``, ``se_reliable``, ``events``,
-        ``kernel_seconds``, ``n_batches`` (replication), ``batch_R``
+        replications), ``response_time``, ``response_time_batch_se``, ``se_reliable``, ``events``,
+        ``kernel_seconds``, ``n_batches`` (replication), ``batch_response_time``
         (replication, batch; NaN beyond a run's batches), ``batch_occupancy``
-        (replication, batch, level), ``R_mean``, ``R_se``, ``mean_queue_length``
+        (replication, batch, level), ``response_time_mean``, ``response_time_se``, ``mean_queue_length``
         (replication; tasks per server, ``Σ_{i≥1} q(i)``), its ``mean_queue_length_mean`` and
         ``mean_queue_length_se`` across replications, and ``cpu_seconds``
         (the thread CPU time of the whole point, graph and initial state
@@ -412,14 +412,15 @@ def run_point(point, *, seed, replications, t_end, burn_in=0.0, batches=None):
         occupancy_batch_se=np.array([pad(r.occupancy_se) for r in res]),
         occupancy_mean=np.asarray(rr.occupancy, float),
         occupancy_se=np.asarray(rr.occupancy_se, float),
-        R=np.array([r.mean_response_time for r in res], float),
-        R_batch_se=np.array([r.mean_response_time_se for r in res], float),
-        R_mean=np.float64(rr.mean_response_time), R_se=np.float64(rr.response_time_se),
+        response_time=np.array([r.mean_response_time for r in res], float),
+        response_time_batch_se=np.array([r.mean_response_time_se for r in res], float),
+        response_time_mean=np.float64(rr.mean_response_time),
+        response_time_se=np.float64(rr.response_time_se),
         mean_queue_length=np.array([r.mean_queue_length for r in res], float),
         mean_queue_length_mean=np.float64(rr.mean_queue_length),
         mean_queue_length_se=np.float64(rr.mean_queue_length_se),
         se_reliable=np.array([r.se_reliable for r in res], bool),
-        batch_R=np.array([pad_b(r.batch_response_time) for r in res]),
+        batch_response_time=np.array([pad_b(r.batch_response_time) for r in res]),
         batch_occupancy=np.array([pad_b(r.batch_occupancy) for r in res]),
         n_batches=np.array([r.batch_response_time.size for r in res], np.int64),
         events=np.array([r.events for r in res], np.int64),

@@ -14,11 +14,14 @@ __all__ = ['open_store']
 
 
 # -------------------------------------------------------------- store ----
+#: the names of stores written before 0.2.0, read under the names results use
+_RENAMED = {"R": "response_time", "R_batch_se": "response_time_batch_se", "R_mean": "response_time_mean",
+            "R_se": "response_time_se", "batch_R": "batch_response_time"}
 _LEVEL_VARS = ("occupancy", "occupancy_batch_se", "occupancy_mean", "occupancy_se",
                "batch_occupancy")
 _TAILS = {"occupancy": ("replication", "level"), "occupancy_batch_se": ("replication", "level"),
           "occupancy_mean": ("level",), "occupancy_se": ("level",),
-          "batch_R": ("replication", "batch"),
+          "batch_response_time": ("replication", "batch"),
           "batch_occupancy": ("replication", "batch", "level")}
 
 
@@ -100,7 +103,7 @@ def _load_point(store, point):
     with xr.open_zarr(str(path), consolidated=False, chunks=None) as ds:   # numpy, not dask
         if ds.attrs.get("point") != _key(point):
             raise ValueError(f"store {store}: group {path.name} holds another point")
-        return {k: ds[k].values for k in ds.data_vars}
+        return {_RENAMED.get(k, k): ds[k].values for k in ds.data_vars}
 
 
 def _grid_json(grid):
@@ -156,7 +159,7 @@ def _assemble(pts, dims, shape, results, meta):
     import xarray as xr
     R = int(meta["replications"])
     L = max([r["occupancy"].shape[1] for r in results if r is not None], default=1)
-    B = max([r["batch_R"].shape[1] for r in results if r is not None], default=1)
+    B = max([r["batch_response_time"].shape[1] for r in results if r is not None], default=1)
     gd = list(dims)
     out = {}
 
@@ -166,14 +169,15 @@ def _assemble(pts, dims, shape, results, meta):
         blank(k, (R, L), np.nan, float)
     for k in ("occupancy_mean", "occupancy_se"):
         blank(k, (L,), np.nan, float)
-    blank("batch_R", (R, B), np.nan, float)
+    blank("batch_response_time", (R, B), np.nan, float)
     blank("batch_occupancy", (R, B, L), np.nan, float)
     blank("n_batches", (R,), 0, np.int64)
-    for k in ("R", "R_batch_se", "kernel_seconds", "mean_queue_length"):
+    for k in ("response_time", "response_time_batch_se", "kernel_seconds", "mean_queue_length"):
         blank(k, (R,), np.nan, float)
     blank("se_reliable", (R,), False, bool)
     blank("events", (R,), -1, np.int64)
-    for k in ("R_mean", "R_se", "cpu_seconds", "mean_queue_length_mean", "mean_queue_length_se"):
+    for k in ("response_time_mean", "response_time_se", "cpu_seconds", "mean_queue_length_mean",
+              "mean_queue_length_se"):
         blank(k, (), np.nan, float)
     for i, res in enumerate(results):
         if res is None:
@@ -183,7 +187,7 @@ def _assemble(pts, dims, shape, results, meta):
             v = np.asarray(v)
             if k in _LEVEL_VARS:   # pad the level axis (q(i) = 0 above the levels tracked)
                 v = np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, L - v.shape[-1])])
-            if k in ("batch_R", "batch_occupancy"):   # pad the batch axis with NaN
+            if k in ("batch_response_time", "batch_occupancy"):   # pad the batch axis with NaN
                 v = np.pad(v, [(0, 0), (0, B - v.shape[1])] + [(0, 0)] * (v.ndim - 2),
                            constant_values=np.nan)
             out[k][idx] = v
@@ -212,11 +216,11 @@ def _assemble(pts, dims, shape, results, meta):
     doc = {"occupancy": "time average of q(i) in each run", "occupancy_se":
            "s.e. of occupancy_mean across replications (Student-t, replications - 1 d.o.f.)",
            "occupancy_batch_se": "batch-means s.e. of each run (see se_reliable)",
-           "R": "arrival-side mean response time of each run", "R_se":
-           "s.e. of R_mean across replications", "events": "events of each run",
+           "response_time": "arrival-side mean response time of each run", "response_time_se":
+           "s.e. of response_time_mean across replications", "events": "events of each run",
            "cpu_seconds": "thread CPU seconds of the point on its worker",
            "kernel_seconds": "seconds in the simulation kernel, per run",
-           "batch_R": "R over each batch of each run (NaN beyond n_batches)",
+           "batch_response_time": "response time over each batch of each run (NaN beyond n_batches)",
            "batch_occupancy": "time average of q(i) over each batch of each run",
            "n_batches": "number of batches of each run",
            "mean_queue_length": "time average of the tasks per server, sum of q(i) for i >= 1, "
