@@ -418,3 +418,76 @@ def large_table(rows: Iterable[Mapping]) -> str:
                           "diffusion, grid": table_cell(r["grid"], r["grid_error"]),
                           "ratio": f"{r['ratio']:.2f}", "last exponent": f"{r['exponent']:.2f}"}
                          for r in rows]).to_markdown(index=False)
+
+
+CONSTANT_NAMES = {"c": "√n P(wait)", "q2": "E[Q₂]/√n", "var_x1": "Var X₁", "x1x2": "E[X₁X₂]"}
+
+
+def chain_diag_table(extrap: Mapping, pinned: Mapping, ratio: Mapping) -> str:
+    """The chain's extrapolation diagnostics as a Markdown table: per (β, constant) the
+    windows' intercepts, their spread, the truncation term, the last local exponents,
+    whether the constant is pinned and |chain − grid| over the sum of errors."""
+    rows = ["| β | constant | window intercepts | spread | Σ\\|w\\|e | last local exponents | pinned "
+            "| \\|chain − grid\\| / errors |", "|---|---|---|---|---|---|---|---|"]
+    for (b, k), f in extrap.items():
+        rows.append(f"| {b:g} | {CONSTANT_NAMES[k]} | {', '.join(f'{v:.6f}' for v in f.intercepts)} | "
+                    f"{f.spread:.1e} | {f.truncation[-1]:.1e} | "
+                    f"{', '.join(f'{v:.3f}' for v in f.exponents[-3:])} | "
+                    f"{'yes' if pinned[b, k] else 'no'} | {ratio[b, k]:.2f} |")
+    return "\n".join(rows)
+
+
+def plot_q2_approach(plt, chain: Mapping, tight: Mapping | None, grid_fine: Mapping,
+                     betas: Iterable[float] = (0.25, 0.5, 1.0, 2.0)):
+    """√n P(wait) of the exact chain against n^{-1/2} per β, the quadratic in n^{-1/2} on
+    the narrowest window (dotted, continued to 0) and the grid's limit (crosses at 0)."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for b in betas:
+        ns, y, _ = chain_points(chain, b, "c", tight if tight_covers(chain, tight, b) else None)
+        w, xx = ns >= WINDOWS[-1], np.linspace(0, WINDOWS[-1] ** -0.5, 50)
+        ax.plot(ns ** -0.5, y, "o", ms=4, label=f"β = {b:g}")
+        ax.plot(xx, np.polyval(np.polyfit(ns[w] ** -0.5, y[w], 2), xx), ":", color="0.4")
+        ax.plot(0, grid_fine[str(b)]["estimate"]["mean_x2"], "kx")
+    ax.set_xlabel("n$^{-1/2}$")
+    ax.set_ylabel("√n P(wait)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_c_beta(plt, bs, cs, ce, al):
+    """Left: c(β) with its errors and the pooled queue's α(β); right: βc(β) (with the
+    level 2) and βc(β)/α(β)."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    a1.errorbar(bs, cs, ce, fmt="o-", ms=3, label="c(β), JSQ")
+    a1.plot(bs, al, "s--", ms=3, label="α(β), pooled M/M/n")
+    a1.set(xscale="log", yscale="log", xlabel="β", ylabel="constant")
+    a1.legend()
+    a2.plot(bs, bs * cs, "o-", ms=3, label="β c(β)")
+    a2.plot(bs, bs * cs / al, "s--", ms=3, label="β c(β) / α(β)")
+    a2.axhline(2, color="0.5", ls=":", lw=1)
+    a2.set(xscale="log", xlabel="β", ylabel="ratio")
+    a2.legend()
+    return fig
+
+
+def plot_x2_law(plt, chain: Mapping, ks: Mapping, g) -> object:
+    """The distribution function of Q₂/√n of the exact chain at β = 1 at the smallest and
+    largest n of ``ks`` (steps) against the grid's X₂ (line)."""
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for n, st in ((min(ks), ":"), (max(ks), "-")):
+        pmf = np.array(chain["1.0"][str(n)]["q2_pmf"])
+        ax.step(np.arange(pmf.size) / math.sqrt(n), np.cumsum(pmf), st, where="post",
+                color="0.4", label=f"exact chain, n = {n}")
+    ax.plot(g.x2, g.cdf_x2(g.x2), "k", lw=1.2, label="diffusion (grid)")
+    ax.set(xlim=(0, 4), xlabel="x", ylabel="P(X₂ ≤ x)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def box_values(beta: float, g) -> dict:
+    """The grid's truncation box at ``beta`` (``x1_min``, ``x2_max`` of
+    ``qlib.halfin_whitt.stationary.default_box``) and the stationary mass on its two
+    cut faces in the grid solution ``g``, as the chapter's glued values."""
+    from qlib.halfin_whitt.stationary import default_box
+    x1, x2 = default_box(beta)[:2]
+    return {f"x1-{beta}": float(x1), f"x2-{beta}": float(x2), f"face-{beta}": float(g.face_low + g.face_top)}
