@@ -7,7 +7,10 @@
   the bias its intercept inherits from the next terms of the expansion, read
   off the exact chain;
 * :func:`stationary_cumulative_wait`: ``W_n(t)`` from states drawn from the
-  exact stationary law, against the chain's exact ``t E[N − Q_1]``.
+  exact stationary law, against the chain's exact ``t E[N − Q_1]``;
+* :func:`pwait_grid`, :func:`cumulative_waits`: those runs over the chapter's
+  grids, through its store of recorded runs; :func:`fraction_figure`,
+  :func:`cumulative_figure`, :func:`glue_floats`: its figures and glue.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,12 +30,14 @@ from qlib._validate import servers_and_beta as _n_beta
 from qlib.halfin_whitt.waiting import intercept_model_bias, wls
 
 if TYPE_CHECKING:   # names for the annotations only
+    from matplotlib.figure import Figure
     from numpy.typing import ArrayLike
 
     from qlib.stats import ReplicationCI
 
 __all__ = ["RECORDED_CODE", "pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps",
-           "burn_in_intercept_bias", "BurnBias"]
+           "burn_in_intercept_bias", "BurnBias", "pwait_grid", "cumulative_waits", "glue_floats",
+           "fraction_figure", "cumulative_figure"]
 
 #: the qlib modules behind the chapter's recorded calls (the Halfin–Whitt package: its
 #: simulators, exact chains and waiting-time routes), with which its store is stamped
@@ -312,3 +317,173 @@ def burn_in_intercept_bias(halves: Sequence, sim: Mapping, betas: Sequence[float
         unres_w.append(float(np.abs(a)[~ok[i]].sum() / np.abs(a).sum()))
     c_share = np.array(c_bias) / (np.asarray(detectable) / 2)
     return BurnBias(bi, ok, c_share, unres_w)
+
+
+def pwait_grid(runs: Any, betas: Sequence[float], ns: Sequence[int], c_ou: Mapping, *,
+               events: float) -> tuple[dict, list, list]:
+    """:func:`pwait_replications` at every ``(β, n)`` of the chapter, through a store.
+
+    Parameters
+    ----------
+    runs : qbook.recorded.RecordedRuns
+        The chapter's store; each call is ``runs.value(pwait_replications, n, β,
+        c_ou[β][0], events=events, seed=400 + 10 k + j)`` for the ``k``-th ``β`` and
+        the ``j``-th ``n``.
+    betas, ns : sequences
+        The ``β`` and ``n`` of the grid.
+    c_ou : mapping
+        ``β -> (c(β), its error)``, the diffusion's pushing rate (the start).
+    events : float
+        Events per replication.
+
+    Returns
+    -------
+    sim : dict
+        ``(β, n) -> (mean, se, df)`` of ``√n P(wait)``.
+    bal : list
+        ``(mean, se, df)`` of the rate-balance gap, one per run.
+    halves : list
+        The halves of each run's window.
+
+    Examples
+    --------
+    >>> pwait_grid(None, (), (), {}, events=1e3)
+    ({}, [], [])
+    """
+    sim, bal, halves = {}, [], []
+    for k, b in enumerate(betas):
+        for j, n in enumerate(ns):
+            ci, h = runs.value(pwait_replications, n, b, c_ou[b][0], events=events, seed=400 + 10 * k + j)
+            sim[b, n] = (ci.mean[0], ci.se[0], ci.df)
+            bal.append((ci.mean[1], ci.se[1], ci.df))
+            halves.append(h)
+    return sim, bal, halves
+
+
+def cumulative_waits(runs: Any, ns: Sequence[int], beta: float, t: float, *, replications: int,
+                     seed: int = 600) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`stationary_cumulative_wait` at each ``n`` through a store, as rows of an array.
+
+    Parameters
+    ----------
+    runs : qbook.recorded.RecordedRuns
+        The chapter's store; the ``k``-th call has seed ``seed + k``.
+    ns : sequence of int
+        The numbers of servers.
+    beta, t : float
+        The Halfin–Whitt parameter and the horizon.
+    replications : int
+        Replications per ``n``.
+    seed : int, default 600
+        The first seed.
+
+    Returns
+    -------
+    ns : numpy.ndarray
+        The ``n``, as floats.
+    mean, se : numpy.ndarray
+        The simulated ``W_n(t)`` and its standard error, one per ``n``.
+    exact : numpy.ndarray
+        One row per ``n``: the exact value and its error bound.
+
+    Examples
+    --------
+    >>> cumulative_waits(None, [], 1.0, 1.0, replications=2)[0].size
+    0
+    """
+    cum = np.array([runs.value(stationary_cumulative_wait, n, beta, t, replications=replications, seed=seed + k)
+                    for k, n in enumerate(ns)]).reshape(-1, 4)
+    return np.array(ns, float), cum[:, 0], cum[:, 1], cum[:, 2:]
+
+
+def glue_floats(prefix: str, values: Mapping[str, Any]) -> None:
+    """Glue each value, as a float, under ``prefix + key``, without display.
+
+    Parameters
+    ----------
+    prefix : str
+        The glue key's start, e.g. ``"ht_waiting-"``.
+    values : mapping
+        Key ends and numbers.
+
+    Examples
+    --------
+    >>> glue_floats("doc-", {})
+    """
+    from myst_nb import glue
+    for key, v in values.items():
+        glue(f"{prefix}{key}", float(v), display=False)
+
+
+def fraction_figure(sim: Mapping, fits: Mapping, c_ou: Mapping, betas: Sequence[float],
+                    ns: Sequence[int]) -> "Figure":
+    """The chapter's figure of ``√n P(wait)`` against ``n``: runs, fits and ``c(β)``.
+
+    Parameters
+    ----------
+    sim : mapping
+        ``(β, n) -> (mean, se, df)``, as from :func:`pwait_grid`.
+    fits : mapping
+        ``β ->`` :func:`intercept_fit` result (keys ``"c"``, ``"d"``).
+    c_ou : mapping
+        ``β -> (c(β), error)``.
+    betas, ns : sequences
+        The grid.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = fraction_figure({}, {}, {}, (), (100,))
+    """
+    import matplotlib.pyplot as plt
+    from qlib import stats as qs
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    grid = np.logspace(1.8, np.log10(max(ns)) + 0.5, 100)
+    for b_, col in zip(betas, ("#4c72b0", "#dd8452", "#55a868")):
+        ax.axhline(c_ou[b_][0], color=col, ls=":", lw=1)
+        ax.errorbar(ns, [sim[b_, n][0] for n in ns],
+                    [qs.t_quantile(0.975, 9) * sim[b_, n][1] for n in ns],
+                    fmt="o", color=col, capsize=3, label=f"β = {b_}")
+        ax.plot(grid, fits[b_]["c"] + fits[b_]["d"] / np.sqrt(grid), "--", color=col, lw=1)
+    ax.set_xscale("log"); ax.set_yscale("log")
+    ax.set_xlabel("n"); ax.set_ylabel("√n P(wait)"); ax.legend(loc="lower right")
+    return fig
+
+
+def cumulative_figure(n_all: ArrayLike, lam_p: ArrayLike, ns_c: ArrayLike, Wm: ArrayLike, Wse: ArrayLike,
+                      pred: Any, tr: Mapping) -> "Figure":
+    """The chapter's figure of cumulative waiting: stationary start (left), empty start (right).
+
+    Parameters
+    ----------
+    n_all, lam_p : array_like
+        The exact chain's ``n`` and ``E[N − Q_1]``.
+    ns_c, Wm, Wse : array_like
+        The simulated ``n``, mean ``W_n(1)`` and its standard error.
+    pred : callable
+        ``n -> c√n + (d − βc)``, the prediction.
+    tr : mapping
+        ``n ->`` transient result with ``times`` and ``mean`` (``E W_n(t)``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = cumulative_figure([100], [1.0], [100], [1.0], [0.1], lambda m: m ** 0.5, {})
+    """
+    import matplotlib.pyplot as plt
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    a1.loglog(n_all, lam_p, "kx", label="exact chain")
+    a1.errorbar(ns_c, Wm, 1.96 * np.asarray(Wse), fmt="o", ms=3, capsize=2, label="simulation")
+    mm = np.logspace(np.log10(50), np.log10(4000), 100)
+    a1.loglog(mm, pred(mm), "-", lw=1, label="c√n + (d − βc)")
+    a1.set_xlabel("n"); a1.set_ylabel("E W$_n$(1)"); a1.legend(fontsize=8)
+    for m in tr:
+        a2.plot(tr[m].times, tr[m].mean / math.sqrt(m), label=f"n = {m}")
+    a2.set_xlabel("t"); a2.set_ylabel("E W$_n$(t) / √n"); a2.legend(fontsize=8)
+    return fig
