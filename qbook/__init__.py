@@ -34,5 +34,5 @@ One module per chapter or per stored result:
 * :mod:`qbook.how_we_check`: the margins table, the coverage study of
   ``se_reliable`` and the monotone-coupling check (``how_we_check``);
 * :mod:`qbook.equilibrium`, :mod:`qbook.fluid_limit`, :mod:`qbook.fluid_heavy_traffic`,
-  :mod:`qbook.solver_check`: the tables, figures and checks of those chapters.
+  :mod:`qbook.solver_check`, :mod:`qbook.simulator_check`: the tables, figures and checks of those chapters.
 """
