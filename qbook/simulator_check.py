@@ -1,8 +1,9 @@
 """The mechanics of ``chapters/simulator_check.md``: its runs, tables, figures and glued values.
 
-Each run goes through the chapter's store of recorded runs (``runs``,
-:class:`qbook.recorded.RecordedRuns`) with the call the chapter makes, so that
-the store replays it:
+Each recorded run goes through the chapter's store (``runs``,
+:class:`qbook.recorded.RecordedRuns`) with the call the chapter made, so that
+the store replays it; the short small-``n`` bias runs of :func:`ring_bias_rows`
+run live:
 
 * :func:`tiny_row`, :func:`tiny_table`, :func:`tiny_figure`, :func:`ring_gaps`:
   the 24 four-server systems against their exact chains;
