@@ -60,7 +60,7 @@ at are found when its step is drawn, 64 steps ahead at large ``n`` (the
 epoch there is known: the epochs are steps too), and their cache lines are
 requested then: under ``mu = inf`` they are distinct uniform servers (exact
 in law), under finite ``mu`` the images of the positions under the epoch's
-keyed Feistel permutation (:mod:`qlib.sim._permute`; a pseudo-random
+keyed Feistel permutation (``qlib.sim._permute``; a pseudo-random
 permutation, the approximation named and measured there).  The state stays
 the one byte per server; the permutation is computed, not stored.
 """
@@ -445,7 +445,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
 
     The same model and result as :func:`qlib.simulate <qlib.sim.run.simulate>`
     (not the same random numbers): see the module notes for the method, and
-    :mod:`qlib.sim._permute` for resampled placements (at finite ``mu > 0``
+    ``qlib.sim._permute`` for resampled placements (at finite ``mu > 0``
     the permutation of an epoch is a keyed Feistel bijection, a
     pseudo-random permutation, not a uniform one).  Time advances by its
     mean ``1 / (n (λ + 1) + μ)`` per step (``μ`` counted when finite).
