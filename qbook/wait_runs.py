@@ -415,6 +415,12 @@ def glue_floats(prefix: str, values: Mapping[str, Any]) -> None:
         glue(f"{prefix}{key}", float(v), display=False)
 
 
+def _legend(ax, **kw) -> None:
+    """A legend on ``ax`` where it has labelled artists (none with empty data)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kw)
+
+
 def fraction_figure(sim: Mapping, fits: Mapping, c_ou: Mapping, betas: Sequence[float],
                     ns: Sequence[int]) -> "Figure":
     """The chapter's figure of ``√n P(wait)`` against ``n``: runs, fits and ``c(β)``.
@@ -449,7 +455,7 @@ def fraction_figure(sim: Mapping, fits: Mapping, c_ou: Mapping, betas: Sequence[
                     fmt="o", color=col, capsize=3, label=f"β = {b_}")
         ax.plot(grid, fits[b_]["c"] + fits[b_]["d"] / np.sqrt(grid), "--", color=col, lw=1)
     ax.set_xscale("log"); ax.set_yscale("log")
-    ax.set_xlabel("n"); ax.set_ylabel("√n P(wait)"); ax.legend(loc="lower right")
+    ax.set_xlabel("n"); ax.set_ylabel("√n P(wait)"); _legend(ax, loc="lower right")
     return fig
 
 
@@ -482,8 +488,8 @@ def cumulative_figure(n_all: ArrayLike, lam_p: ArrayLike, ns_c: ArrayLike, Wm: A
     a1.errorbar(ns_c, Wm, 1.96 * np.asarray(Wse), fmt="o", ms=3, capsize=2, label="simulation")
     mm = np.logspace(np.log10(50), np.log10(4000), 100)
     a1.loglog(mm, pred(mm), "-", lw=1, label="c√n + (d − βc)")
-    a1.set_xlabel("n"); a1.set_ylabel("E W$_n$(1)"); a1.legend(fontsize=8)
+    a1.set_xlabel("n"); a1.set_ylabel("E W$_n$(1)"); _legend(a1, fontsize=8)
     for m in tr:
         a2.plot(tr[m].times, tr[m].mean / math.sqrt(m), label=f"n = {m}")
-    a2.set_xlabel("t"); a2.set_ylabel("E W$_n$(t) / √n"); a2.legend(fontsize=8)
+    a2.set_xlabel("t"); a2.set_ylabel("E W$_n$(t) / √n"); _legend(a2, fontsize=8)
     return fig
