@@ -1,0 +1,150 @@
+"""How large a degree makes a static random graph as good as the complete graph (writes growing_degree.json).
+
+Two parts, each a section of ``benchmarks/growing_degree.json``:
+
+``--fluid``: static random ``d``-regular graphs (``qlib.graphs.random_regular``,
+``n = 5000``, one graph per degree) for ``d`` in ``DEGREES``, both policies
+(``choices=None``, the whole closed neighbourhood; ``choices=2``, one sampled
+neighbour), ``λ ∈ {0.7, 0.9, 0.95}``: ``REPS`` independent replications of
+``qlib.sim.simulate_uniformized`` per cell (window ``T_END``, burn-in
+``BURN``, empty start), storing per replication the mean response time, the
+busy fraction q(1) and the response time of each half of the window (for the
+halves burn-in test).  Then the closures of the static graph at each degree:
+the star (``qlib.meanfield.star``) where its chain has at most ``STAR_STATES``
+states, else the pair (``qlib.meanfield.pair``), and for one neighbour the
+pair of ``qlib.meanfield.pair_choices``.
+
+``--diffusion``: the Halfin–Whitt load ``λ = 1 − β/√n`` (``β = 1``) on random
+circulant graphs (``qlib.sim.dense``) whose degree grows like ``log² n``,
+``√n``, ``√n log n`` and ``n^0.75``, for ``n`` in ``NS``: independent
+replications of ``qlib.sim.dense.simulate_dense`` storing per replication
+E[Q₂]/√n, √n P(wait) and E[n − Q₁]/√n, against the exact complete-graph chain
+(``qlib.halfin_whitt.stationary_jsq``) at the same ``n``.
+
+Not run by the tests; ``nice python benchmarks/bench_growing_degree.py --fluid``
+(about 6 CPU minutes), ``--diffusion`` (about 10).  ``--smoke``: tiny runs of
+both, written under ``$BENCH_SMOKE_OUT``.
+"""
+import json
+import math
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _smoke  # noqa: E402
+
+N_FLUID, T_END, BURN, REPS = 5000, 700.0, 200.0, 4
+DEGREES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+LAMS = (0.7, 0.9, 0.95)
+STAR_STATES = 60_000
+BETA = 1.0
+NS = (1000, 2000, 5000, 10000, 20000)
+D_REPS, D_T_END, D_BURN = 4, 2500.0, 100.0
+SEQUENCES = ("log2", "sqrt", "sqrtlog", "n075")
+if _smoke.SMOKE:
+    N_FLUID, T_END, BURN, REPS, DEGREES, LAMS = 200, 40.0, 10.0, 2, (2, 8), (0.9,)
+    NS, D_REPS, D_T_END, D_BURN = (400,), 2, 40.0, 10.0
+path = _smoke.out(Path(__file__).with_name("growing_degree.json"))
+
+
+def degree_of(seq: str, n: int) -> int:
+    """The even degree of sequence ``seq`` at ``n`` (rounded to the nearest even integer, at most n − 2)."""
+    x = {"log2": math.log(n) ** 2, "sqrt": math.sqrt(n), "sqrtlog": math.sqrt(n) * math.log(n),
+         "n075": n ** 0.75}[seq]
+    return int(min(n - 2, max(2, 2 * round(x / 2))))
+
+
+def seed_of(*key) -> int:
+    return zlib.crc32(" ".join(map(str, key)).encode())
+
+
+def fluid_runs() -> dict:
+    from qlib import graphs
+    from qlib.sim import simulate_uniformized
+    cells = []
+    for d in DEGREES:
+        g = graphs.random_regular(N_FLUID, d, seed=seed_of("graph", d))
+        for pol, ch in (("all", None), ("one", 2)):
+            for lam in LAMS:
+                t0 = time.perf_counter()
+                ss = np.random.SeedSequence(seed_of("fluid", d, pol, lam)).spawn(REPS)
+                R, q1, halves = [], [], []
+                for s in ss:
+                    r = simulate_uniformized(g, lam, t_end=T_END, burn_in=BURN, seed=s, choices=ch,
+                                             batches=2, warn=False)
+                    R.append(float(r.mean_response_time))
+                    q1.append(float(r.occupancy[1]))
+                    halves.append([float(x) for x in r.batch_response_time])
+                cells.append(dict(degree=d, policy=pol, lam=lam, R=R, q1=q1, halves=halves,
+                                  seconds=time.perf_counter() - t0))
+                print("fluid", d, pol, lam, np.mean(R), cells[-1]["seconds"], flush=True)
+    return dict(n=N_FLUID, t_end=T_END, burn_in=BURN, replications=REPS, cells=cells)
+
+
+def closures() -> list:
+    import math as m
+    from qlib.meanfield.pair import pair_approximation
+    from qlib.meanfield.pair_choices import pair_approximation_choices
+    from qlib.meanfield.star import star_approximation
+    rows = []
+    for d in DEGREES:
+        for lam in LAMS:
+            t0 = time.perf_counter()
+            K = {0.7: 6, 0.9: 8, 0.95: 10}[lam]
+            if (K + 1) * m.comb(K + d, d) <= STAR_STATES:
+                kind, R = "star", star_approximation(lam, d).response_time
+            else:
+                kind, R = "pair", pair_approximation(lam, d).response_time
+            t1 = time.perf_counter()
+            R1 = pair_approximation_choices(lam, d).response_time
+            rows.append(dict(degree=d, lam=lam, all_kind=kind, all_R=float(R), all_seconds=t1 - t0,
+                             one_kind="pair", one_R=float(R1), one_seconds=time.perf_counter() - t1))
+            print("closure", d, lam, kind, R, R1, t1 - t0, flush=True)
+    return rows
+
+
+def diffusion_runs() -> dict:
+    from qlib.halfin_whitt import stationary_jsq
+    from qlib.sim import dense
+    cells, exact = [], []
+    for n in NS:
+        lam = 1 - BETA / math.sqrt(n)
+        ex = stationary_jsq(n, BETA)
+        exact.append(dict(n=n, EQ2=float(ex.mean_q2), pwait=float(ex.wait_probability),
+                          idle=float(ex.mean_idle)))
+        for seq in SEQUENCES:
+            d = degree_of(seq, n)
+            t0 = time.perf_counter()
+            ss = np.random.SeedSequence(seed_of("diffusion", seq, n))
+            offsets = dense.random_circulant(n, d, seed=ss.spawn(1)[0])
+            rows = []
+            for s in ss.spawn(D_REPS):
+                r = dense.simulate_dense(n, offsets, lam, t_end=D_T_END, burn_in=D_BURN, seed=s, batches=2)
+                rows.append(dict(q2=r.q[2] * n / math.sqrt(n), pwait=r.wait_probability * math.sqrt(n),
+                                 idle=(1 - r.q[1]) * math.sqrt(n), R=r.mean_response_time,
+                                 q2_halves=[x * n / math.sqrt(n) for x in r.batch_q[:, 2]],
+                                 ns_per_event=r.ns_per_event, scanned=r.scanned_per_arrival))
+            cells.append(dict(n=n, sequence=seq, degree=d, lam=lam, reps=rows, seconds=time.perf_counter() - t0))
+            print("diffusion", n, seq, d, np.mean([x["q2"] for x in rows]), exact[-1]["EQ2"] / math.sqrt(n),
+                  cells[-1]["seconds"], flush=True)
+    return dict(beta=BETA, t_end=D_T_END, burn_in=D_BURN, replications=D_REPS, cells=cells, exact=exact)
+
+
+def main(argv) -> None:
+    out = json.loads(path.read_text()) if path.exists() else {}
+    if "--fluid" in argv or _smoke.SMOKE:
+        out["fluid"] = fluid_runs()
+        path.write_text(json.dumps(out, indent=1))
+        out["closures"] = closures()
+        path.write_text(json.dumps(out, indent=1))
+    if "--diffusion" in argv or _smoke.SMOKE:
+        out["diffusion"] = diffusion_runs()
+        path.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
