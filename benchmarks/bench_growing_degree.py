@@ -10,19 +10,20 @@ neighbour), ``λ ∈ {0.7, 0.9, 0.95}``: ``REPS`` independent replications of
 ``BURN``, empty start), storing per replication the mean response time, the
 busy fraction q(1) and the response time of each half of the window (for the
 halves burn-in test).  Then the closures of the static graph at each degree:
-the star (``qlib.meanfield.star``) where its chain has at most ``STAR_STATES``
-states, else the pair (``qlib.meanfield.pair``), and for one neighbour the
+the star (``qlib.meanfield.star``) where ``d <= STAR_MAX_DEGREE`` and its chain has at most
+``STAR_STATES`` states, else the pair (``qlib.meanfield.pair``), and for one neighbour the
 pair of ``qlib.meanfield.pair_choices``.
 
 ``--diffusion``: the Halfin–Whitt load ``λ = 1 − β/√n`` (``β = 1``) on random
 circulant graphs (``qlib.sim.dense``) whose degree grows like ``log² n``,
 ``√n``, ``√n log n`` and ``n^0.75``, for ``n`` in ``NS``: independent
-replications of ``qlib.sim.dense.simulate_dense`` storing per replication
+replications of ``qlib.sim.dense.simulate_dense`` (window ``D_T_END`` per sequence:
+shorter below the threshold, where the gaps are large) storing per replication
 E[Q₂]/√n, √n P(wait) and E[n − Q₁]/√n, against the exact complete-graph chain
 (``qlib.halfin_whitt.stationary_jsq``) at the same ``n``.
 
 Not run by the tests; ``nice python benchmarks/bench_growing_degree.py --fluid``
-(about 6 CPU minutes), ``--diffusion`` (about 10).  ``--smoke``: tiny runs of
+(about 6 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12).  ``--smoke``: tiny runs of
 both, written under ``$BENCH_SMOKE_OUT``.
 """
 import json
@@ -40,14 +41,16 @@ import _smoke  # noqa: E402
 N_FLUID, T_END, BURN, REPS = 5000, 700.0, 200.0, 4
 DEGREES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 LAMS = (0.7, 0.9, 0.95)
-STAR_STATES = 60_000
+STAR_STATES, STAR_MAX_DEGREE = 60_000, 6
 BETA = 1.0
 NS = (1000, 2000, 5000, 10000, 20000)
-D_REPS, D_T_END, D_BURN = 4, 2500.0, 100.0
+D_REPS, D_BURN = 4, 100.0
+D_T_END = {"log2": 400.0, "sqrt": 400.0, "sqrtlog": 2500.0, "n075": 2500.0}
 SEQUENCES = ("log2", "sqrt", "sqrtlog", "n075")
 if _smoke.SMOKE:
     N_FLUID, T_END, BURN, REPS, DEGREES, LAMS = 200, 40.0, 10.0, 2, (2, 8), (0.9,)
-    NS, D_REPS, D_T_END, D_BURN = (400,), 2, 40.0, 10.0
+    NS, D_REPS, D_BURN = (400,), 2, 10.0
+    D_T_END = dict.fromkeys(SEQUENCES, 40.0)
 path = _smoke.out(Path(__file__).with_name("growing_degree.json"))
 
 
@@ -95,7 +98,7 @@ def closures() -> list:
         for lam in LAMS:
             t0 = time.perf_counter()
             K = {0.7: 6, 0.9: 8, 0.95: 10}[lam]
-            if (K + 1) * m.comb(K + d, d) <= STAR_STATES:
+            if d <= STAR_MAX_DEGREE and (K + 1) * m.comb(K + d, d) <= STAR_STATES:
                 kind, R = "star", star_approximation(lam, d).response_time
             else:
                 kind, R = "pair", pair_approximation(lam, d).response_time
@@ -114,8 +117,9 @@ def diffusion_runs() -> dict:
     for n in NS:
         lam = 1 - BETA / math.sqrt(n)
         ex = stationary_jsq(n, BETA)
-        exact.append(dict(n=n, EQ2=float(ex.mean_q2), pwait=float(ex.wait_probability),
-                          idle=float(ex.mean_idle)))
+        exact.append(dict(n=n, q2=float(ex.mean_q2) / math.sqrt(n), pwait=float(ex.p_wait) * math.sqrt(n),
+                          idle=float(ex.mean_idle) / math.sqrt(n), R=float(ex.mean_response),
+                          truncated_mass=float(ex.truncated_mass)))
         for seq in SEQUENCES:
             d = degree_of(seq, n)
             t0 = time.perf_counter()
@@ -123,13 +127,14 @@ def diffusion_runs() -> dict:
             offsets = dense.random_circulant(n, d, seed=ss.spawn(1)[0])
             rows = []
             for s in ss.spawn(D_REPS):
-                r = dense.simulate_dense(n, offsets, lam, t_end=D_T_END, burn_in=D_BURN, seed=s, batches=2)
-                rows.append(dict(q2=r.q[2] * n / math.sqrt(n), pwait=r.wait_probability * math.sqrt(n),
-                                 idle=(1 - r.q[1]) * math.sqrt(n), R=r.mean_response_time,
-                                 q2_halves=[x * n / math.sqrt(n) for x in r.batch_q[:, 2]],
+                r = dense.simulate_dense(n, offsets, lam, t_end=D_T_END[seq], burn_in=D_BURN, seed=s, batches=2)
+                rows.append(dict(q2=float(r.q[2]) * math.sqrt(n), pwait=r.wait_probability * math.sqrt(n),
+                                 idle=float(1 - r.q[1]) * math.sqrt(n), R=r.mean_response_time,
+                                 q2_halves=[float(x) * math.sqrt(n) for x in r.batch_q[:, 2]],
                                  ns_per_event=r.ns_per_event, scanned=r.scanned_per_arrival))
-            cells.append(dict(n=n, sequence=seq, degree=d, lam=lam, reps=rows, seconds=time.perf_counter() - t0))
-            print("diffusion", n, seq, d, np.mean([x["q2"] for x in rows]), exact[-1]["EQ2"] / math.sqrt(n),
+            cells.append(dict(n=n, sequence=seq, degree=d, lam=lam, t_end=D_T_END[seq], reps=rows,
+                              seconds=time.perf_counter() - t0))
+            print("diffusion", n, seq, d, np.mean([x["q2"] for x in rows]), exact[-1]["q2"],
                   cells[-1]["seconds"], flush=True)
     return dict(beta=BETA, t_end=D_T_END, burn_in=D_BURN, replications=D_REPS, cells=cells, exact=exact)
 
@@ -139,6 +144,7 @@ def main(argv) -> None:
     if "--fluid" in argv or _smoke.SMOKE:
         out["fluid"] = fluid_runs()
         path.write_text(json.dumps(out, indent=1))
+    if "--closures" in argv or _smoke.SMOKE:
         out["closures"] = closures()
         path.write_text(json.dumps(out, indent=1))
     if "--diffusion" in argv or _smoke.SMOKE:
