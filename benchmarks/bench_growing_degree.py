@@ -20,10 +20,16 @@ circulant graphs (``qlib.sim.dense``) whose degree grows like ``log² n``,
 replications of ``qlib.sim.dense.simulate_dense`` (window ``D_T_END`` per sequence:
 shorter below the threshold, where the gaps are large) storing per replication
 E[Q₂]/√n, √n P(wait) and E[n − Q₁]/√n, against the exact complete-graph chain
-(``qlib.halfin_whitt.stationary_jsq``) at the same ``n``.
+(``qlib.halfin_whitt.stationary_jsq``) at the same ``n``; and the exact complete
+graph at the fluid part's ``n`` and loads (``fluid_clique``).
+
+``--compare``: at ``n = C_N``, ``d = C_D`` (the ``√n log n`` degree at that
+``n``), the same load: the random circulant (``qlib.sim.dense``) against a
+uniform random ``d``-regular graph simulated by the CSR kernel
+(``simulate_uniformized``), ``C_REPS`` replications each, E[Q₂]/√n.
 
 Not run by the tests; ``nice python benchmarks/bench_growing_degree.py --fluid``
-(about 6 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12).  ``--smoke``: tiny runs of
+(about 6 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12), ``--compare`` (about 1).  ``--smoke``: tiny runs of
 both, written under ``$BENCH_SMOKE_OUT``.
 """
 import json
@@ -47,10 +53,12 @@ NS = (1000, 2000, 5000, 10000, 20000)
 D_REPS, D_BURN = 4, 100.0
 D_T_END = {"log2": 400.0, "sqrt": 400.0, "sqrtlog": 2500.0, "n075": 2500.0}
 SEQUENCES = ("log2", "sqrt", "sqrtlog", "n075")
+C_N, C_D, C_REPS, C_T_END = 2000, 340, 8, 1500.0
 if _smoke.SMOKE:
     N_FLUID, T_END, BURN, REPS, DEGREES, LAMS = 200, 40.0, 10.0, 2, (2, 8), (0.9,)
     NS, D_REPS, D_BURN = (400,), 2, 10.0
     D_T_END = dict.fromkeys(SEQUENCES, 40.0)
+    C_N, C_D, C_REPS, C_T_END = 200, 34, 2, 40.0
 path = _smoke.out(Path(__file__).with_name("growing_degree.json"))
 
 
@@ -114,6 +122,11 @@ def diffusion_runs() -> dict:
     from qlib.halfin_whitt import stationary_jsq
     from qlib.sim import dense
     cells, exact = [], []
+    clique = []                                # the fluid part's complete graph at its n, exact
+    for lam in LAMS:
+        ex = stationary_jsq(N_FLUID, (1 - lam) * math.sqrt(N_FLUID))
+        clique.append(dict(n=N_FLUID, lam=lam, R=float(ex.mean_response), p_wait=float(ex.p_wait),
+                           truncated_mass=float(ex.truncated_mass)))
     for n in NS:
         lam = 1 - BETA / math.sqrt(n)
         ex = stationary_jsq(n, BETA)
@@ -136,7 +149,27 @@ def diffusion_runs() -> dict:
                               seconds=time.perf_counter() - t0))
             print("diffusion", n, seq, d, np.mean([x["q2"] for x in rows]), exact[-1]["q2"],
                   cells[-1]["seconds"], flush=True)
-    return dict(beta=BETA, t_end=D_T_END, burn_in=D_BURN, replications=D_REPS, cells=cells, exact=exact)
+    return dict(beta=BETA, t_end=D_T_END, burn_in=D_BURN, replications=D_REPS, cells=cells, exact=exact,
+                fluid_clique=clique)
+
+
+def compare_runs() -> dict:
+    """The circulant (dense kernel) against a uniform random regular graph (CSR kernel), same n, d, load."""
+    from qlib import graphs
+    from qlib.sim import simulate_uniformized
+    from qlib.sim import dense
+    n, d, reps, t_end = C_N, C_D, C_REPS, C_T_END
+    lam = 1 - BETA / math.sqrt(n)
+    g = graphs.random_regular(n, d, seed=seed_of("compare graph"))
+    S = dense.random_circulant(n, d, seed=seed_of("compare circulant"))
+    out = dict(n=n, degree=d, lam=lam, t_end=t_end, burn_in=D_BURN, regular=[], circulant=[])
+    for s in np.random.SeedSequence(seed_of("compare")).spawn(reps):
+        r = simulate_uniformized(g, lam, t_end=t_end, burn_in=D_BURN, seed=s, batches=2, warn=False)
+        out["regular"].append(float(r.occupancy[2]) * math.sqrt(n))
+        out["circulant"].append(float(dense.simulate_dense(n, S, lam, t_end=t_end, burn_in=D_BURN, seed=s).q[2])
+                                * math.sqrt(n))
+        print("compare", out["regular"][-1], out["circulant"][-1], flush=True)
+    return out
 
 
 def main(argv) -> None:
@@ -149,6 +182,9 @@ def main(argv) -> None:
         path.write_text(json.dumps(out, indent=1))
     if "--diffusion" in argv or _smoke.SMOKE:
         out["diffusion"] = diffusion_runs()
+        path.write_text(json.dumps(out, indent=1))
+    if "--compare" in argv or _smoke.SMOKE:
+        out["compare"] = compare_runs()
         path.write_text(json.dumps(out, indent=1))
 
 
