@@ -28,7 +28,7 @@ from qlib.meanfield.degrees import DegreeDistribution
 from qlib.stats import replication_ci, t_quantile
 
 __all__ = ["stored", "fluid_cells", "limit", "resampled", "excess", "crossing", "fluid_crossing",
-           "fluid_table", "diffusion_cells", "plot_excess", "plot_diffusion", "plot_collapse",
+           "fluid_table", "diffusion_cells", "plot_excess", "plot_diffusion", "plot_ratio", "slopes",
            "SEQUENCE_LABELS"]
 
 #: How each diffusion-scale degree sequence is written in the text.
@@ -223,12 +223,30 @@ def plot_diffusion(axs, cells: Mapping, exact: Mapping, key: str, ylabel: str) -
     axs.set(xscale="log", yscale="log", xlabel="$n$", ylabel=ylabel)
 
 
-def plot_collapse(ax, cells: Mapping, exact: Mapping) -> None:
-    """E[Q₂] over its clique value against ``d/√n``, every ``n`` and sequence."""
+def plot_ratio(ax, cells: Mapping, exact: Mapping) -> None:
+    """E[Q₂] on the graph over the complete graph's against ``n``, per degree sequence, with a ``√n`` guide."""
+    ns = sorted(exact)
     for seq, col in zip(SEQUENCE_LABELS, ("C3", "C1", "C0", "C2")):
-        ks = sorted(n for s, n in cells if s == seq)
-        x = [cells[seq, n]["degree"] / math.sqrt(n) for n in ks]
-        y = [cells[seq, n]["q2"] / exact[n]["q2"] for n in ks]
-        ax.plot(x, y, "o", color=col, label=f"$d \\sim$ {SEQUENCE_LABELS[seq]}")
+        ax.plot(ns, [cells[seq, n]["q2"] / exact[n]["q2"] for n in ns], "o-", color=col,
+                label=f"$d \\sim$ {SEQUENCE_LABELS[seq]}")
+    ref = cells["sqrt", ns[0]]["q2"] / exact[ns[0]]["q2"]
+    ax.plot(ns, [ref * math.sqrt(n / ns[0]) for n in ns], "k:", lw=1, label=r"$\propto \sqrt{n}$")
     ax.axhline(1, color="k", lw=1)
-    ax.set(xscale="log", yscale="log", xlabel=r"$d / \sqrt{n}$", ylabel=r"E$[Q_2]$ / complete graph")
+    ax.set(xscale="log", yscale="log", xlabel="$n$", ylabel=r"E$[Q_2]$ / complete graph")
+
+
+def slopes(cells: Mapping, exact: Mapping) -> dict[str, float]:
+    """Per sequence, the least-squares slope of log(E[Q₂]/complete graph's) against log n.
+
+    Examples
+    --------
+    >>> cells = {("sqrt", n): dict(q2=n ** 0.5) for n in (100, 400)}
+    >>> round(slopes(cells, {100: dict(q2=1.0), 400: dict(q2=1.0)})["sqrt"], 3)
+    0.5
+    """
+    out = {}
+    for seq in {s for s, _ in cells}:
+        ns = sorted(n for s, n in cells if s == seq)
+        y = [math.log(cells[seq, n]["q2"] / exact[n]["q2"]) for n in ns]
+        out[seq] = float(np.polyfit(np.log(ns), y, 1)[0])
+    return out

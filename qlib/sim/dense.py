@@ -57,11 +57,12 @@ import numpy as np
 
 from qlib import _validate as V
 from qlib.sim._compact import _GOLD, _mix, _mul128
+from qlib.sim.start import _seed
 
 if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 
-Seed = Union[None, int, np.random.SeedSequence]
+Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 __all__ = ["random_circulant", "circulant_graph", "simulate_dense", "DenseResult"]
 
@@ -70,11 +71,7 @@ _TRIES = 32      # rejection draws for a one-task neighbour before the full scan
 
 
 def _seed_seq(seed: Seed) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
-        return np.random.SeedSequence(seed)
-    raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence, got {seed!r}")
+    return _seed(seed)[0]                      # the simulators' seed handling
 
 
 def random_circulant(n: int, d: int, seed: Seed = None) -> np.ndarray:
@@ -88,7 +85,7 @@ def random_circulant(n: int, d: int, seed: Seed = None) -> np.ndarray:
         Degree, ``1 <= d <= n − 1``; ``d`` odd only for even ``n`` (then
         ``n/2``, its own negative, is in the set).  ``d = n − 1``: the
         complete graph.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seed of the draw.
 
     Returns
@@ -330,7 +327,7 @@ def simulate_dense(n: int, offsets: np.ndarray, lam: float, *, t_end: float, bur
         End of the run, ``t_end > burn_in``.
     burn_in : float
         Time discarded from the averages, ``>= 0``.
-    seed : None, int or numpy.random.SeedSequence
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seed: a 64-bit SplitMix64 state is drawn from its ``SeedSequence``
         and the compiled kernel draws every number from it (a bounded draw
         is the high word of a 128-bit product, uniform to within ``c / 2**64``).
