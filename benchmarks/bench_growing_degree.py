@@ -174,18 +174,11 @@ def compare_runs() -> dict:
 
 def main(argv) -> None:
     out = json.loads(path.read_text()) if path.exists() else {}
-    if "--fluid" in argv or _smoke.SMOKE:
-        out["fluid"] = fluid_runs()
-        path.write_text(json.dumps(out, indent=1))
-    if "--closures" in argv or _smoke.SMOKE:
-        out["closures"] = closures()
-        path.write_text(json.dumps(out, indent=1))
-    if "--diffusion" in argv or _smoke.SMOKE:
-        out["diffusion"] = diffusion_runs()
-        path.write_text(json.dumps(out, indent=1))
-    if "--compare" in argv or _smoke.SMOKE:
-        out["compare"] = compare_runs()
-        path.write_text(json.dumps(out, indent=1))
+    for section, run in (("fluid", fluid_runs), ("closures", closures), ("diffusion", diffusion_runs),
+                         ("compare", compare_runs)):
+        if f"--{section}" in argv or _smoke.SMOKE:
+            out[section] = run()
+            path.write_text(json.dumps(out, indent=1))     # each section stored as soon as it is done
 
 
 if __name__ == "__main__":
