@@ -7,7 +7,18 @@ from dataclasses import dataclass
 from qlib.stats._results import ResultIO
 from qlib import stats
 
-__all__ = ['SimulationResult', 'ReplicationResult']
+__all__ = ['SimulationResult', 'ReplicationResult', 'EVENT_STREAM', 'UNIFORMIZED_STREAM',
+           'GENERAL_STREAM']
+
+#: The random streams of the kernels, versioned: every result of a run names the stream
+#: that produced it (``SimulationResult.stream``), and a change of what a kernel draws
+#: from a seed bumps its number (CHANGELOG).  Same stream and seed, same result, bit for
+#: bit.  ``event``: the exponential event kernel (:mod:`qlib.sim.kernel`, and the
+#: interleaved loop, which draws the same numbers); ``uniformized``: the fast path
+#: (:mod:`qlib.sim.uniformized`); ``general``: the general-service kernel.
+EVENT_STREAM = "event-1"
+UNIFORMIZED_STREAM = "uniformized-1"
+GENERAL_STREAM = "general-1"
 
 
 # the one interval type lives in qlib.stats (re-exported here, where results use it)
@@ -87,8 +98,17 @@ class SimulationResult(ResultIO):
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
-        What reproduces the run when passed as ``seed``.
+        What reproduces the run when passed as ``seed`` (with the same ``stream``).
+    stream : str
+        The random stream that produced the run, kernel and version
+        (``EVENT_STREAM``, ``UNIFORMIZED_STREAM``, ``GENERAL_STREAM`` of
+        :mod:`qlib.sim.result`); ``simulate(..., kernel="event")`` reproduces
+        an ``"event-…"`` run, ``kernel="fast"`` an ``"uniformized-…"`` one.
+        Empty for a result stored before streams were named.
     """
+
+    #: the inputs shown first by ``repr``
+    _inputs = ResultIO._inputs + ("stream",)
 
     occupancy: np.ndarray
     occupancy_se: np.ndarray
@@ -118,6 +138,7 @@ class SimulationResult(ResultIO):
     batch_length: float = float("nan")
     corr_length: float = float("nan")
     se_reliable: bool = True
+    stream: str = ""
 
     def __post_init__(self):
         _wrap_intervals(self, self.mean_response_time, self.mean_response_time_se,
