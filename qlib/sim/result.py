@@ -15,9 +15,12 @@ __all__ = ['SimulationResult', 'ReplicationResult', 'EVENT_STREAM', 'UNIFORMIZED
 #: from a seed bumps its number (CHANGELOG).  Same stream and seed, same result, bit for
 #: bit.  ``event``: the exponential event kernel (:mod:`qlib.sim.kernel`, and the
 #: interleaved loop, which draws the same numbers); ``uniformized``: the fast path
-#: (:mod:`qlib.sim.uniformized`); ``general``: the general-service kernel.
+#: (:mod:`qlib.sim.uniformized`); ``general``: the general-service kernel.  This one:
+#: the event kernel's.
 EVENT_STREAM = "event-1"
+#: The fast path's stream (:func:`~qlib.sim.uniformized.simulate_uniformized`).
 UNIFORMIZED_STREAM = "uniformized-1"
+#: The general-service kernel's stream (:func:`~qlib.sim.general.simulate_general`).
 GENERAL_STREAM = "general-1"
 
 
@@ -69,10 +72,13 @@ class SimulationResult(ResultIO):
         on it, shape (len(times), K+1), when ``record_dt`` is given.
     events : int
         Arrivals + departures + resampling epochs of the Poisson process of
-        rate mu (for ``mu = inf`` the resamplings are not separate events).
+        rate mu (for ``mu = inf`` the resamplings are not separate events;
+        on the fast path, ``stream`` ``"uniformized-…"``, arrivals +
+        departures).
     resamples, arrivals, departures : int
     final_queues : ndarray, shape (n,)
-        Queue lengths per server at ``t_end``.
+        Queue lengths per server at ``t_end`` (``int64``; ``int32`` on the
+        fast path).
     levels : int
         Number of levels tracked at the end (grown as needed).
     batches : int
