@@ -155,7 +155,12 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     >>> graph_kind(graphs.complete(4))
     ('csr', 0)
     """
-    graph = _as_graph(graph, implicit_ok=True)
+    return _kind(_as_graph(graph, implicit_ok=True))
+
+
+def _kind(graph):
+    """:func:`graph_kind` of a :class:`~qlib.graphs.Graph` or
+    :class:`~qlib.graphs.ImplicitGraph` (no conversion)."""
     if isinstance(graph, ImplicitGraph):
         return graph.kind, graph.cols
     n, indptr, indices = graph.n, graph.indptr, graph.indices
@@ -607,7 +612,7 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
     st = np.zeros(4, np.int64)
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
-    kind, cols = graph_kind(graph)
+    kind, cols = _kind(graph)
     mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR, "complete": _COMPLETE}[kind]
     if isinstance(graph, ImplicitGraph):        # nothing stored: neighbours computed
         indptr = indices = np.zeros(1, np.int32)
