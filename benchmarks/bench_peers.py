@@ -89,8 +89,9 @@ def qlib_ring(n, lam, mu, *, t_end, burn_in=0.0, seed=1, initial=None,
               batches=20):
     G = graphs.ring(n)
     c0 = time.process_time()
+    # kernel="event": the stored runs were made on the event kernel
     r = qlib.simulate(G, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
-                      initial=initial, batches=batches)
+                      initial=initial, batches=batches, kernel="event")
     cpu = time.process_time() - c0
     return dict(engine="qlib", model="ring", n=n, mu=mu, t_end=t_end,
                 occupancy=list(r.occupancy), occupancy_se=list(r.occupancy_se),
@@ -394,7 +395,8 @@ def scaling(log=print, ns=(10**3, 10**4, 10**5, 10**6, 10**7),
             rate_t = 2 * LAM * n + (mu if math.isfinite(mu) else 0.0)
             t_end = max(events, 2 * n) / rate_t
             c0 = time.process_time()
-            r = qlib.simulate(G, LAM, mu, t_end=t_end, seed=3, initial=qstar)
+            r = qlib.simulate(G, LAM, mu, t_end=t_end, seed=3, initial=qstar,
+                              kernel="event")   # as stored: the event kernel
             cpu = time.process_time() - c0
             rows.append(dict(n=n, mu_label=lab, mu=_label(mu), t_end=t_end,
                              events=r.events, cpu_time=cpu,

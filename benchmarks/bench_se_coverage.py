@@ -113,7 +113,9 @@ def run_cell(n, lam, t_end, burn_in, runs, seed0=7000):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for s in range(runs):
-                r = simulate(g, lam, 0.0, t_end=t_end, burn_in=burn_in, seed=seed0 + s)
+                # kernel="event": the stored coverage was measured on the event kernel
+                r = simulate(g, lam, 0.0, t_end=t_end, burn_in=burn_in, seed=seed0 + s,
+                             kernel="event")
                 for name, rule in (("new", None), ("old", old_slice_batches)):
                     if rule is None:
                         f = dict(response_time_ci=r.response_time_ci, se_reliable=r.se_reliable,

@@ -64,8 +64,9 @@ def run_block(b):
         g, d = make(), DEGREE[name]
         for lam in LAMS:
             t = time.perf_counter()
+            # kernel="event": the stored runs were made on the event kernel
             rr = replicate(g, lam, 0.0, replications=BLOCK, t_end=T_END, burn_in=BURN,
-                           seed=cell_seed(len(rows)) + 100000 * b, n_jobs=1)
+                           seed=cell_seed(len(rows)) + 100000 * b, n_jobs=1, kernel="event")
             rows.append(dict(graph=name, n=g.n, degree=d, lam=lam,
                              rep_response=[float(r.response_time) for r in rr.results],
                              rep_q1=[float(r.occupancy[1]) for r in rr.results],

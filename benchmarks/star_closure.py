@@ -99,8 +99,9 @@ def finite_n(ns=(500, 1000, 2000, 4000), graphs_per_cell=16, reps=2, lam=0.9):
             per_graph = []
             for k in range(graphs_per_cell):
                 g = graphs.random_regular(n, d, seed=700 + 10 * d + k + 1000 * n)
+                # kernel="event": the stored runs were made on the event kernel
                 rr = replicate(g, lam, 0.0, replications=reps, t_end=2000.0, burn_in=500.0,
-                               seed=9000 + 100 * d + k + 1000 * n, n_jobs=1)
+                               seed=9000 + 100 * d + k + 1000 * n, n_jobs=1, kernel="event")
                 per_graph.append([float(r.response_time) for r in rr.results])
             means = np.array(per_graph).mean(axis=1)
             row = dict(degree=d, lam=lam, n=n, graphs=graphs_per_cell, replications=reps,

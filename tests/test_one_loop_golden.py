@@ -180,12 +180,12 @@ def _run(kind, gk, mu, kw, graphs, depth=None, monkeypatch=None):
         if kind == "exp":
             if depth is not None:
                 monkeypatch.setattr(RUN, "_depth", lambda n: depth)
-            return [simulate(G, lam, mu, **kw)]
+            return [simulate(G, lam, mu, kernel="event", **kw)]   # the goldens are the event kernel's
         if kind == "gen":
             return [_simulate_general(G, lam, mu, **kw)]
         if kind == "int":
             return simulate_interleaved(G, lam, mu, **kw)
-        rr = replicate(G, lam, mu, **kw)
+        rr = replicate(G, lam, mu, kernel="event", **kw)
         return [rr] + list(rr.results)
 
 

@@ -304,7 +304,7 @@ def test_epoch_stamp_wraparound(monkeypatch, mu):
     # must not change the run (it uses no random numbers).
     import sys
     mod = sys.modules["qlib.sim.run"]   # simulate() reads EPOCH_MAX there
-    kw = dict(t_end=20.0, seed=5)
+    kw = dict(t_end=20.0, seed=5, kernel="event")   # the event kernel's stamps
     a = simulate(g.ring(100), 0.9, mu, **kw)
     monkeypatch.setattr(mod, "EPOCH_MAX", 7)
     b = simulate(g.ring(100), 0.9, mu, **kw)

@@ -1,4 +1,4 @@
-"""Exact event-driven simulation of JSQ on sparse (resampled) graphs.
+"""Simulation of JSQ on sparse (resampled) graphs: exact event-driven kernels and a uniformized fast path.
 
 Modules, from the bottom up: :mod:`~qlib.sim.rng` (random streams),
 :mod:`~qlib.sim.service` (service-time laws), :mod:`~qlib.sim.kernel` (the
@@ -7,7 +7,8 @@ exponential-service kernel), :mod:`~qlib.sim.result` (what a run returns),
 :mod:`~qlib.sim.general` (the general-service kernel), :mod:`~qlib.sim.run`
 (:func:`~qlib.sim.run.simulate`), :mod:`~qlib.sim.replications` (:func:`~qlib.sim.replications.replicate`)
 and :mod:`~qlib.sim.dense` (:func:`~qlib.sim.dense.simulate_dense`: dense random circulant graphs,
-idle-server tracking).
+idle-server tracking); :mod:`~qlib.sim.uniformized` is the fast path that ``simulate`` runs
+where it is exact in law (``kernel="auto"``).
 """
 from qlib.sim.result import ReplicationResult, SimulationResult
 from qlib.sim.general import GeneralSimulationResult, simulate_general

@@ -60,7 +60,7 @@ import numpy as np
 
 from qlib.sim._loop import (EPOCH_MAX, _NB, _NJIT, _STARTED, _advance, _boundary,
                             _join, _load, _new_epoch, _store, _touch)
-from qlib.sim.result import SimulationResult
+from qlib.sim.result import GENERAL_STREAM, SimulationResult
 from qlib.sim.rng import _step
 from qlib.sim.service import DET, check_law, draw
 from qlib.sim.start import (_as_graph, _bookkeeping, _check_args, _grow, _initial,
@@ -511,4 +511,4 @@ def _finish(integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, t_end
     """Time averages, batch-means errors and the result (as in simulate)."""
     return _result(GeneralSimulationResult, integ, rsum, rcnt, paths, X, st, nfine, n, K,
                    levels, batches, t_end, burn_in, nrec, record_dt, wall, seed_out, lam, mu,
-                   warn, service=law, response_times=resp)
+                   warn, service=law, response_times=resp, stream=GENERAL_STREAM)

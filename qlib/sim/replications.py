@@ -14,7 +14,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
 from qlib.sim.result import ReplicationResult
 from qlib.sim.start import _as_graph, _check_args, _check_choices, _seed, _warn_unstable
-from qlib.sim.run import Seed, _general, _simulate_checked, simulate
+from qlib.sim.run import Seed, _check_kernel, _fast, _general, _simulate_checked, simulate
 
 __all__ = ['replicate']
 
@@ -40,14 +40,17 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
         Run the replications of each thread in groups, each group advanced
         by one interleaved loop (:mod:`qlib.sim.interleave`).  Every run,
         and hence the result, is bit for bit the same as without (only
-        ``wall_time`` differs); it changes speed only, and only for
-        exponential services without ``record_response`` (otherwise the
-        runs go one by one as usual).  Default False: it is not faster at
+        ``wall_time`` differs); it changes speed only, and only for runs on
+        the event kernel with exponential services without
+        ``record_response`` (otherwise the runs go one by one as usual; the
+        fast path, which ``kernel="auto"`` picks at ``mu`` 0 or inf, never
+        interleaves).  Default False: it is not faster at
         every n (``benchmarks/simulate_results.json``, key ``interleave``).
     **simulate_kwargs
         Passed to :func:`~qlib.sim.run.simulate` (``t_end`` is required; ``progress=True``
         shows one bar over the replications; with ``choices`` set the runs go
-        one by one, never interleaved).
+        one by one, never interleaved).  ``kernel`` picks the kernel of every
+        run, as in ``simulate`` (chosen once, for all of them).
 
     Returns
     -------
@@ -58,8 +61,8 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     >>> import qlib
     >>> rr = qlib.replicate(qlib.graphs.ring(500), 0.7, mu=1.0, replications=3, t_end=200,
     ...                     burn_in=50, seed=1)
-    >>> rr.replications, rr.response_time_ci.df
-    (3, 2)
+    >>> rr.replications, rr.response_time_ci.df, rr.results[0].stream
+    (3, 2, 'event-1')
     >>> low, high = rr.response_time_ci
     >>> bool(low < rr.response_time < high)
     True
@@ -93,6 +96,8 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     if unknown:
         raise TypeError(f"simulate() got an unexpected keyword argument {unknown[0]!r}")
     kw = dict(simulate_kwargs)
+    kernel = kw.pop("kernel", "auto")
+    _check_kernel(kernel)
     ch = _check_choices(kw.pop("choices", None))
     allow_unstable = kw.pop("allow_unstable", False)
     general = _general(kw.get("service"), kw.get("record_response", False), ch,
@@ -103,6 +108,9 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
         allow_unstable, warn=False)
     if lam >= 1:
         _warn_unstable(lam, stacklevel=3)
+    fast = _fast(kernel, graph, lam, mu, kw["t_end"], kw["burn_in"], ch, kw.get("batches"),
+                 general=general, record_dt=kw.get("record_dt"), service=kw.get("service"),
+                 record_response=kw.get("record_response", False))
     ss, seed_out = _seed(seed)
     children = ss.spawn(R)
     w0 = time.perf_counter()
@@ -111,14 +119,14 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     # warnings filter is process-global and not thread-safe
     def one(c):
         return _simulate_checked(graph, lam, mu, seed=c, warn=False, ch=ch, general=general,
-                                 **kw)
+                                 fast=fast, **kw)
 
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=R, unit="run", desc="replicate")
     try:
-        if interleave and _interleavable(simulate_kwargs):
+        if interleave and not fast and _interleavable(simulate_kwargs):
             results = _interleaved(graph, lam, mu, children, int(n_jobs), bar, kw)
         elif n_jobs == 1:
             results = []
@@ -153,7 +161,7 @@ _INTERLEAVED = {"t_end", "burn_in", "levels", "record_dt", "initial", "batches"}
 def _interleavable(kw):
     if kw.get("service") not in (None, "exp") or kw.get("record_response", False) is not False:
         return False
-    return set(kw) - {"service", "record_response"} <= _INTERLEAVED
+    return set(kw) - {"service", "record_response", "kernel"} <= _INTERLEAVED
 
 
 def _group_size(n, per_job):

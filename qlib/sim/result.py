@@ -7,7 +7,21 @@ from dataclasses import dataclass
 from qlib.stats._results import ResultIO
 from qlib import stats
 
-__all__ = ['SimulationResult', 'ReplicationResult']
+__all__ = ['SimulationResult', 'ReplicationResult', 'EVENT_STREAM', 'UNIFORMIZED_STREAM',
+           'GENERAL_STREAM']
+
+#: The random streams of the kernels, versioned: every result of a run names the stream
+#: that produced it (``SimulationResult.stream``), and a change of what a kernel draws
+#: from a seed bumps its number (CHANGELOG).  Same stream and seed, same result, bit for
+#: bit.  ``event``: the exponential event kernel (:mod:`qlib.sim.kernel`, and the
+#: interleaved loop, which draws the same numbers); ``uniformized``: the fast path
+#: (:mod:`qlib.sim.uniformized`); ``general``: the general-service kernel.  This one:
+#: the event kernel's.
+EVENT_STREAM = "event-1"
+#: The fast path's stream (:func:`~qlib.sim.uniformized.simulate_uniformized`).
+UNIFORMIZED_STREAM = "uniformized-1"
+#: The general-service kernel's stream (:func:`~qlib.sim.general.simulate_general`).
+GENERAL_STREAM = "general-1"
 
 
 # the one interval type lives in qlib.stats (re-exported here, where results use it)
@@ -58,10 +72,13 @@ class SimulationResult(ResultIO):
         on it, shape (len(times), K+1), when ``record_dt`` is given.
     events : int
         Arrivals + departures + resampling epochs of the Poisson process of
-        rate mu (for ``mu = inf`` the resamplings are not separate events).
+        rate mu (for ``mu = inf`` the resamplings are not separate events;
+        on the fast path, ``stream`` ``"uniformized-…"``, arrivals +
+        departures).
     resamples, arrivals, departures : int
     final_queues : ndarray, shape (n,)
-        Queue lengths per server at ``t_end``.
+        Queue lengths per server at ``t_end`` (``int64``; ``int32`` on the
+        fast path).
     levels : int
         Number of levels tracked at the end (grown as needed).
     batches : int
@@ -87,8 +104,17 @@ class SimulationResult(ResultIO):
     wall_time : float
         Seconds spent in the kernel (including compilation on a first call).
     seed : int or numpy.random.SeedSequence
-        What reproduces the run when passed as ``seed``.
+        What reproduces the run when passed as ``seed`` (with the same ``stream``).
+    stream : str
+        The random stream that produced the run, kernel and version
+        (``EVENT_STREAM``, ``UNIFORMIZED_STREAM``, ``GENERAL_STREAM`` of
+        :mod:`qlib.sim.result`); ``simulate(..., kernel="event")`` reproduces
+        an ``"event-…"`` run, ``kernel="fast"`` an ``"uniformized-…"`` one.
+        Empty for a result stored before streams were named.
     """
+
+    #: the inputs shown first by ``repr``
+    _inputs = ResultIO._inputs + ("stream",)
 
     occupancy: np.ndarray
     occupancy_se: np.ndarray
@@ -118,6 +144,7 @@ class SimulationResult(ResultIO):
     batch_length: float = float("nan")
     corr_length: float = float("nan")
     se_reliable: bool = True
+    stream: str = ""
 
     def __post_init__(self):
         _wrap_intervals(self, self.mean_response_time, self.mean_response_time_se,

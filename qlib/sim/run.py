@@ -1,4 +1,4 @@
-"""simulate: one exact event-driven run of JSQ on a (resampled) graph, dispatched to the exponential or the general-service kernel."""
+"""simulate: one run of JSQ on a (resampled) graph, dispatched to the fast path, the exponential event kernel or the general-service kernel."""
 from __future__ import annotations
 
 import time
@@ -15,12 +15,16 @@ from qlib.sim.general import _general_checked
 from qlib.sim.service import check_law
 from qlib.sim.kernel import EPOCH_MAX, _NST, _depth, _kernel
 from qlib.sim.result import SimulationResult
+from qlib.sim.uniformized import _lacks, _uniformized_checked
 from qlib import _validate as V
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial,
                              _bookkeeping, _record_grid, _result, _seed, _tracked,
                              _transient)
 
-__all__ = ['simulate']
+__all__ = ['simulate', 'KERNELS']
+
+#: The values of ``simulate``'s and ``replicate``'s ``kernel``.
+KERNELS = ("auto", "event", "fast")
 
 
 # ------------------------------------------------------------ simulate ----
@@ -29,7 +33,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
              record_dt: float | None = None, initial: object = None, progress: bool = False,
              batches: int | None = None, service: object = None, record_response: bool = False,
              allow_unstable: bool = False, warn: bool = True,
-             choices: int | None = None) -> SimulationResult:
+             choices: int | None = None, kernel: str = "auto") -> SimulationResult:
     """Simulate JSQ on the closed neighbourhoods of a graph resampled at resampling rate ``mu``.
 
     Parameters
@@ -51,7 +55,8 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     burn_in : float
         Time averages are over ``[burn_in, t_end]``.
     seed : None, int >= 0 or numpy.random.SeedSequence
-        Same seed, same result, bit for bit.
+        Same seed and kernel, same result, bit for bit (the result's
+        ``stream`` names the kernel's random stream).
     levels : int, optional
         Number of queue-length levels tracked at the start (default: enough
         for ``initial``); levels grow automatically when a queue reaches the
@@ -75,7 +80,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         the run is too short. An int >= 2 forces that many equal batches
         (no check that they are long enough).
     service : None, "exp" or qlib.sim.service.ServiceLaw
-        None or "exp": Exp(1) services, this module's kernel (unchanged).
+        None or "exp": Exp(1) services, on the kernel ``kernel`` picks.
         A law of :mod:`qlib.sim.service`: FIFO servers, service times drawn
         from it at the start of service (``qlib.sim.general.simulate_general``,
         which returns a ``GeneralSimulationResult``).
@@ -99,6 +104,28 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         of them when the degree is below ``k``) and joins a shortest of
         these, ties uniform (the supermarket model on graphs).  Exponential
         services only.
+    kernel : {"auto", "event", "fast"}
+        Which simulator runs Exp(1) services (a ``service`` law or
+        ``record_response`` always runs the general-service kernel).
+        ``"event"``: the exact event-driven kernel (:mod:`qlib.sim.kernel`;
+        a lazily drawn uniform permutation per resampling epoch).
+        ``"fast"``: the uniformized fast path
+        (:func:`~qlib.sim.uniformized.simulate_uniformized`); a ``ValueError``
+        names an option it lacks (``record_dt``, ``service``,
+        ``record_response``, a fresh placement looking at more than 64
+        positions).  ``"auto"`` (default): the fast path where it runs the
+        call and is exact in law, that is at ``mu = 0`` and ``mu = inf``
+        without ``record_dt``; the event kernel otherwise.  The fast path
+        simulates the same chain; its time averages are step averages of
+        the uniformized jump chain, unbiased at stationarity (module notes
+        of :mod:`qlib.sim.uniformized`).  At finite ``mu > 0`` its epochs'
+        permutations are keyed Feistel bijections, pseudo-random and not
+        uniform: an approximation, measured (``tests/test_resampled_fast.py``)
+        but not exact in law, so ``"auto"`` keeps finite ``mu`` on the
+        event kernel, whose every epoch is a uniform permutation.  The two
+        kernels draw different random numbers: the result's ``stream`` names
+        the one that produced it, and ``kernel="event"`` gives back the
+        numbers of ``"event-…"`` runs.
 
     Returns
     -------
@@ -108,21 +135,62 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     --------
     >>> import qlib
     >>> r = qlib.simulate(qlib.graphs.ring(1000), 0.7, mu=1.0, t_end=200, burn_in=50, seed=1)
-    >>> r.n, r.lam, r.occupancy[0]
-    (1000, 0.7, np.float64(1.0000000000000044))
+    >>> r.n, r.lam, r.occupancy[0], r.stream
+    (1000, 0.7, np.float64(1.0000000000000044), 'event-1')
     >>> bool(r.response_time_ci.low < r.response_time < r.response_time_ci.high)
     True
+
+    A static graph runs on the fast path; ``kernel="event"`` forces the event kernel:
+
+    >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1).stream
+    'uniformized-1'
+    >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1,
+    ...               kernel="event").stream
+    'event-1'
     """
     graph = _as_graph(graph)
+    _check_kernel(kernel)
     ch = _check_choices(choices)
     general = _general(service, record_response, ch, allow_unstable)
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in,
                                           batches, allow_unstable, warn)
+    fast = _fast(kernel, graph, lam, mu, t_end, burn_in, ch, batches, general=general,
+                 record_dt=record_dt, service=service, record_response=record_response)
     return _simulate_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
                              levels=levels, record_dt=record_dt, initial=initial,
                              progress=progress, batches=batches, service=service,
                              record_response=record_response, warn=warn, ch=ch,
-                             general=general)
+                             general=general, fast=fast)
+
+
+def _check_kernel(kernel):
+    """Refuse a ``kernel`` that is not one of :data:`KERNELS`."""
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(map(repr, KERNELS))}, "
+                         f"got {kernel!r}")
+
+
+def _fast(kernel, graph, lam, mu, t_end, burn_in, ch, batches, *, general, record_dt,
+          service=None, record_response=False):
+    """Whether a run with checked arguments goes to the fast path: always for
+    ``kernel="fast"`` (a ``ValueError`` names the option it lacks), never for
+    ``"event"``, and for ``"auto"`` where the fast path runs it and is exact
+    in law (``mu`` 0 or inf, no ``record_dt``, Exp(1) services)."""
+    if kernel == "event":
+        return False
+    if general:
+        lack = "service (a non-exponential law)" if check_law(service) is not None \
+            else "record_response=True"
+    elif record_dt is not None:
+        lack = "record_dt (it records no paths)"
+    else:
+        lack = _lacks(graph, lam, mu, t_end, burn_in, ch, batches)
+    if kernel == "fast":
+        if lack is not None:
+            raise ValueError(f"kernel='fast' does not take {lack}; use kernel='auto' or "
+                             "'event'")
+        return True
+    return lack is None and (mu == 0 or bool(np.isinf(mu)))
 
 
 def _general(service, record_response, ch=0, allow_unstable=False):
@@ -145,13 +213,19 @@ def _general(service, record_response, ch=0, allow_unstable=False):
 
 def _simulate_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, levels=None,
                       record_dt=None, initial=None, progress=False, batches=None,
-                      service=None, record_response=False, warn=True, ch=0, general=None):
+                      service=None, record_response=False, warn=True, ch=0, general=None,
+                      fast=False):
     """:func:`simulate` on arguments already checked: ``graph`` a
     :class:`qlib.graphs.Graph`, ``lam, mu, t_end, burn_in`` as
     ``start._check_args`` returns them, ``ch`` as ``start._check_choices``
     returns it (choices), ``general`` as ``_general`` returns it (None:
-    found here).  :func:`~qlib.sim.replications.replicate` checks once and
-    runs its replications through here."""
+    found here), ``fast`` as ``_fast`` returns it (the fast path).
+    :func:`~qlib.sim.replications.replicate` checks once and runs its
+    replications through here."""
+    if fast:
+        return _uniformized_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed,
+                                    ch=ch, initial=initial, batches=batches, warn=warn,
+                                    levels=levels, progress=progress)
     if general is None:
         general = _general(service, record_response, ch)
     if general:

@@ -214,9 +214,10 @@ def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, 
     """The result of a finished run, of class ``cls``: time averages over the
     levels reached (at least ``levels + 1`` of them), batch-means errors,
     the counts of the state vector ``st``, the final queues ``X``;
-    ``extra``: fields of ``cls`` beyond those of ``SimulationResult``."""
+    ``extra``: fields of ``cls`` beyond those of ``SimulationResult`` and its
+    ``stream`` (default: the event kernel's)."""
     from qlib.sim._loop import _ARR, _DEP, _EVENTS, _RES
-    from qlib.sim.result import _batch_fields
+    from qlib.sim.result import EVENT_STREAM, _batch_fields
     blen = (t_end - burn_in) / nfine
     occ_f = integ[:nfine] / (n * blen)
     occ = occ_f.mean(axis=0)
@@ -234,7 +235,7 @@ def _result(cls, integ, rsum, rcnt, paths, X, st, nfine, n, K, levels, batches, 
         resamples=int(st[_RES]), arrivals=int(st[_ARR]),
         departures=int(st[_DEP]), final_queues=X.astype(np.int64), wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        **extra, **fields)
+        **{"stream": EVENT_STREAM, **extra}, **fields)
 
 
 def _tracked(levels, xmax):

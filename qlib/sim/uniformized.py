@@ -79,10 +79,11 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
 from qlib.sim.kernel import _prefetch
 from qlib.sim._permute import _tables, feistel_params, table_shape
 from qlib.sim._lookahead import _head, _servers
-from qlib.sim.result import SimulationResult, _FINE, _batch_fields
+from qlib.sim.result import UNIFORMIZED_STREAM, SimulationResult, _FINE, _batch_fields
+from qlib._feedback import compile_notice
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
-                            _transient)
+                            _tracked, _transient)
 
 if TYPE_CHECKING:   # names for the annotations only
     import networkx as nx
@@ -154,7 +155,12 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     >>> graph_kind(graphs.complete(4))
     ('csr', 0)
     """
-    graph = _as_graph(graph, implicit_ok=True)
+    return _kind(_as_graph(graph, implicit_ok=True))
+
+
+def _kind(graph):
+    """:func:`graph_kind` of a :class:`~qlib.graphs.Graph` or
+    :class:`~qlib.graphs.ImplicitGraph` (no conversion)."""
     if isinstance(graph, ImplicitGraph):
         return graph.kind, graph.cols
     n, indptr, indices = graph.n, graph.indptr, graph.indices
@@ -440,7 +446,8 @@ _WIDER = {np.dtype(np.uint8): np.uint16, np.dtype(np.uint16): np.uint32,
 def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *,
                          t_end: float, burn_in: float = 0.0, seed: Seed = None,
                          choices: int | None = None, initial: object = None,
-                         batches: int | None = None, warn: bool = True) -> SimulationResult:
+                         batches: int | None = None, warn: bool = True, levels: int | None = None,
+                         progress: bool = False, allow_unstable: bool = False) -> SimulationResult:
     """Simulate JSQ on a static or resampled graph with Exp(1) services by a uniformized, batched kernel.
 
     The same model and result as :func:`qlib.simulate <qlib.sim.run.simulate>`
@@ -482,12 +489,16 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         correlation length; an int ``>= 2`` forces that many.
     warn : bool, default True
         Issue the ``RuntimeWarning`` s of ``simulate``.
+    levels, progress, allow_unstable
+        As in ``simulate`` (the result does not depend on ``progress``, nor,
+        beyond the length of its arrays, on ``levels``).
 
     Returns
     -------
     SimulationResult
-        As ``simulate``'s (``times`` and ``paths`` None, ``resamples`` 0);
-        ``final_queues`` is ``int32``.
+        As ``simulate``'s (``times`` and ``paths`` None, ``resamples`` 0 at
+        ``mu = 0``, the arrivals at ``mu = inf``); ``final_queues`` is
+        ``int32``; ``stream`` is ``qlib.sim.result.UNIFORMIZED_STREAM``.
 
     Raises
     ------
@@ -518,15 +529,54 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     """
     graph = _as_graph(graph, implicit_ok=True)
     ch = _check_choices(choices)
-    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches, False, warn,
+    lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches,
+                                          allow_unstable, warn,
                                           per_server=_PEAK_BYTES_PER_SERVER)
+    return _uniformized_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed, ch=ch,
+                                initial=initial, batches=batches, warn=warn, levels=levels,
+                                progress=progress)
+
+
+def _window_steps(n, lam, mu, t_end, burn_in):
+    """``(rate, steps to t_end, steps of the burn-in)`` of the uniformized chain."""
+    rate = n * (lam + 1.0) + (mu if 0 < mu < np.inf else 0.0)
+    return rate, int(round(rate * t_end)), int(round(rate * burn_in))
+
+
+def _look(graph, ch):
+    """The positions an arrival looks at, at most: its degree plus one, or ``choices``."""
+    if isinstance(graph, ImplicitGraph):
+        maxdeg = graph.degree
+    else:
+        maxdeg = int(np.diff(graph.indptr).max()) if graph.n else 0
+    return (maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1
+
+
+def _lacks(graph, lam, mu, t_end, burn_in, ch, batches):
+    """What keeps a run with checked arguments off the fast path (a phrase
+    naming the option), or None when :func:`simulate_uniformized` runs it."""
+    if not supports_resampled(graph.n, _look(graph, ch), mu):
+        return (f"mu={mu!r} with arrivals that look at {_look(graph, ch)} positions "
+                f"(the graph's degree or choices; see supports_resampled)")
+    _, ntot, nb_ = _window_steps(graph.n, lam, mu, t_end, burn_in)
+    if ntot - nb_ < (4 if batches is None else int(batches)):
+        return "t_end (the window holds fewer uniformized steps than the batches need)"
+    return None
+
+
+def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0, initial=None,
+                         batches=None, warn=True, levels=None, progress=False):
+    """:func:`simulate_uniformized` on arguments already checked: ``graph`` a
+    :class:`~qlib.graphs.Graph` or :class:`~qlib.graphs.ImplicitGraph`,
+    ``lam, mu, t_end, burn_in`` as ``start._check_args`` returns them, ``ch``
+    as ``start._check_choices`` returns it.  :func:`~qlib.sim.run.simulate`
+    and :func:`~qlib.sim.replications.replicate` run their fast runs through
+    here."""
     n = graph.n
     mu_inf = bool(np.isinf(mu))
     rmode = 0 if mu == 0 else (2 if mu_inf else 1)
     ss, seed_out = _seed(seed)
-    rate = n * (lam + 1.0) + (mu if rmode == 1 else 0.0)
-    ntot = int(round(rate * t_end))
-    nb_ = int(round(rate * burn_in))
+    rate, ntot, nb_ = _window_steps(n, lam, mu, t_end, burn_in)
     W = ntot - nb_
     need = 4 if batches is None else int(batches)
     if W < need:
@@ -547,7 +597,12 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         dt = np.uint8 if xmax < 128 else (np.uint16 if xmax < 2**15 else np.uint32)
         X = X0.astype(dt)
         del X0
-    K = min(max(16, 2 * xmax, xmax + 1), int(np.iinfo(X.dtype).max))
+    if levels is not None:      # levels tracked from the start (the draws do not depend on it)
+        K0 = _tracked(levels, xmax)
+        while K0 > int(np.iinfo(X.dtype).max):
+            X = X.astype(_WIDER[X.dtype])
+    K = min(max(16 if levels is None else int(levels), 2 * xmax, xmax + 1),
+            int(np.iinfo(X.dtype).max))
     Q = _counts(X, K)
     acc = np.zeros(K + 1, np.int64)
     dq = np.zeros(K + 1, np.int64)
@@ -557,15 +612,13 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     st = np.zeros(4, np.int64)
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
-    kind, cols = graph_kind(graph)
+    kind, cols = _kind(graph)
     mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR, "complete": _COMPLETE}[kind]
     if isinstance(graph, ImplicitGraph):        # nothing stored: neighbours computed
         indptr = indices = np.zeros(1, np.int32)
-        maxdeg = graph.degree
     else:
         indptr, indices = graph.indptr, graph.indices
-        maxdeg = int(np.diff(indptr).max()) if n else 0
-    look = (maxdeg if ch == 0 else min(ch - 1, maxdeg)) + 1   # positions an arrival looks at
+    look = _look(graph, ch)     # positions an arrival looks at
     D = _AHEAD if n >= _AHEAD_FROM else 1
     if not supports_resampled(n, look, mu):
         raise ValueError(f"mu={mu!r} needs arrivals that look at fewer positions (graph's "
@@ -586,26 +639,46 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     sv = np.zeros((2 * D, look + 1) if rmode else (1, 1), np.uint64)
     pos = np.zeros(look, np.uint64)
 
+    # progress: the run in slices of segments (every draw is a function of the step
+    # index, so the result does not depend on the slicing)
+    nslices = min(100, nfine + 1) if progress else 1
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=t_end, unit="time", desc=f"simulate n={n}")
+    compile_notice(_run, "simulate")
     w0 = time.perf_counter()
-    while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode,
-               np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, tab, sv, pos):
-        top = int(np.iinfo(X.dtype).max)
-        if K >= top:             # the next arrival could pass the state's width: widen
-            X = X.astype(_WIDER[X.dtype])
-            top = int(np.iinfo(X.dtype).max)
-        K2 = min(2 * K, top)
-        Q = _grow(Q, K2 + 1)
-        acc = _grow(acc, K2 + 1)
-        dq = _grow(dq, K2 + 1)
-        integ = _grow(integ, K2 + 1)
-        K = K2
+    try:
+        for j in range(1, nslices + 1):
+            m = nfine + 1 if j == nslices else ((nfine + 1) * j) // nslices
+            while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd[:m], st, keys, T, mode,
+                       np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, tab,
+                       sv, pos):
+                top = int(np.iinfo(X.dtype).max)
+                if K >= top:             # the next arrival could pass the state's width: widen
+                    X = X.astype(_WIDER[X.dtype])
+                    top = int(np.iinfo(X.dtype).max)
+                K2 = min(2 * K, top)
+                Q = _grow(Q, K2 + 1)
+                acc = _grow(acc, K2 + 1)
+                dq = _grow(dq, K2 + 1)
+                integ = _grow(integ, K2 + 1)
+                K = K2
+            if bar is not None:
+                bar.update(min(t_end, bnd[m - 1] / rate) - bar.n)
+    finally:
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - w0
 
     seg = np.diff(bnd).astype(float)
     occ_f = integ[:nfine] / (n * seg[:, None])
     occ = integ[:nfine].sum(axis=0) / (n * float(W))
     nz = np.nonzero(occ > 0)[0]
-    top = min(int(nz[-1]) + 2 if nz.size else 2, K + 1)
+    top = int(nz[-1]) + 2 if nz.size else 2
+    if levels is not None:
+        top = max(top, int(levels) + 1)
+    top = min(top, K + 1)
     occ, occ_f = occ[:top], occ_f[:, :top]
     fields = _batch_fields(occ, occ_f, rsum, rcnt, nfine, (t_end - burn_in) / nfine, batches,
                            t_end - burn_in, warn=warn)
@@ -618,4 +691,4 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         final_queues=X.astype(np.int32),
         wall_time=wall,
         seed=seed_out, n=n, lam=lam, mu=mu, t_end=t_end, burn_in=burn_in, levels=K,
-        **fields))
+        stream=UNIFORMIZED_STREAM, **fields))
