@@ -55,7 +55,7 @@ pdf: $(STAMP)
 	@echo "The PDF is at $(CURDIR)/_build/latex/book.pdf"
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadscope --durations=12
+	$(BIN)/python -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=12
 
 # a real browser over every built page (run `make book` first): MathJax
 # typeset everything, no JavaScript errors, screenshots in _build/screenshots/

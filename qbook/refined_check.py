@@ -27,7 +27,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
     from qlib.meanfield.degrees import DegreeDistribution
 
-__all__ = ["refined_gaps", "extrapolate_quadratic", "refined_cell", "coefficient_table",
+__all__ = ["refined_gaps", "stored_gaps", "extrapolate_quadratic", "refined_cell", "coefficient_table",
            "long_chain_glues", "rmftool_gaps"]
 
 
@@ -84,6 +84,57 @@ def refined_gaps(lam: float, law: DegreeDistribution, ns: Sequence[int], *,
         rows.append((n * (r.response_time - ref.response_time), n * r.response_time_error,
                      n * (r.occupancy[2] - ref.q[2]), n * r.occupancy_error,
                      r.n_states, time.perf_counter() - t))
+    return ref, np.array(rows, dtype=float)
+
+
+def stored_gaps(name: str, lam: float, law: DegreeDistribution,
+                ns: Sequence[int]) -> tuple[Refined, np.ndarray]:
+    """:func:`refined_gaps` (distinct servers, ``tol = 1e-9``) from the exact chains stored
+    by ``benchmarks/bench_occupancy_adaptive.py`` (``occupancy_adaptive_results.json``)
+    instead of solving them; the seconds are those of the stored solve.
+
+    Parameters
+    ----------
+    name : str
+        The law's name as stored (``"δ_1"``, ``"δ_2"``).
+    lam : float
+        Load per server, as stored.
+    law : DegreeDistribution
+        The degree law ``p`` of ``name`` (for the refined mean field).
+    ns : sequence of int
+        Numbers of servers, each stored for the case.
+
+    Returns
+    -------
+    ref : Refined
+    rows : ndarray, shape (len(ns), 6)
+        As :func:`refined_gaps`.
+
+    Raises
+    ------
+    ValueError
+        If the store lacks the case or one of the ``n``.
+
+    Examples
+    --------
+    >>> from qlib import DegreeDistribution
+    >>> ref, rows = stored_gaps("δ_2", 0.9, DegreeDistribution.point(2), [3, 4])
+    >>> rows.shape, int(rows[0, 4])
+    ((2, 6), 1724)
+    """
+    store = bench_json("occupancy_adaptive_results.json")
+    if store.get("tol") != 1e-9:
+        raise ValueError("the stored exact chains are not those of tol = 1e-9")
+    case = [c for c in store["cases"] if c["law"] == name and c["lam"] == lam and not c["replacement"]]
+    if not case:
+        raise ValueError(f"no stored exact chains for name={name!r}, lam={lam}")
+    by_n = {r["n"]: r for r in case[0]["rows"]}
+    missing = [n for n in ns if n not in by_n]
+    if missing:
+        raise ValueError(f"ns must be stored for ({name}, {lam}); missing {missing}")
+    ref = refined(lam, law)
+    rows = [(n * (r["R"] - ref.response_time), n * r["R_err"], n * (r["q2"] - ref.q[2]),
+             n * r["q_err"], r["states"], r["seconds"]) for n, r in ((n, by_n[n]) for n in ns)]
     return ref, np.array(rows, dtype=float)
 
 

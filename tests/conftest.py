@@ -46,7 +46,27 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+#: the slowest test files, slowest first, with their CPU seconds (measured one process at a
+#: time on the 2-core machine; test_simulate_jsq_se.py, test_graphs.py, test_uniformized.py and
+#: test_resampled_fast.py each hold one test of a minute or more). Collection puts them first,
+#: and `pytest -n 2 --dist loadscope --no-loadscope-reorder` (`make test`, CI) hands whole files to
+#: the two workers in this order: the longest start first and the short ones fill in at the end,
+#: so both workers finish together. (xdist's default reorder, by number of tests per file, sends
+#: these files last.) Only the order depends on this table.
+SLOW_FIRST = {
+    "test_heavy_traffic.py": 151, "test_benchmarks_smoke.py": 138, "test_simulate_jsq_se.py": 82,
+    "test_resampled_fast.py": 81, "test_graphs.py": 75, "test_layout.py": 50,
+    "test_uniformized.py": 40, "test_wheel.py": 29, "test_simulate.py": 21,
+    "test_book_doctests.py": 17, "test_doctests.py": 14, "test_stats.py": 13,
+    "test_ht_part3_helpers.py": 11, "test_exact_converge.py": 11, "test_result_shape.py": 11,
+    "test_occupancy_chain_adaptive.py": 9, "test_ring_window_reuse.py": 9, "test_sweep.py": 9,
+    "test_typecheck.py": 8, "test_batch_coverage.py": 7, "test_ou_stationary.py": 7,
+}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.parent == HERE and is_book_test(item.path):
             item.add_marker(pytest.mark.book)
+    # stable: the files in SLOW_FIRST first (slowest first), the rest in collection order
+    items.sort(key=lambda item: -SLOW_FIRST.get(item.path.name, 0))

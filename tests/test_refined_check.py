@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qlib import DegreeDistribution, graphs
-from qbook.refined_check import extrapolate_quadratic, refined_cell, refined_gaps
+from qbook.refined_check import extrapolate_quadratic, refined_cell, refined_gaps, stored_gaps
 from qlib.meanfield.expansion import refined
 from qlib.sim.own_starts import replicate_after_pilot
 
@@ -46,6 +46,24 @@ def test_refined_gaps_approach_the_coefficient():
 def test_refined_gaps_rejects(ns, exc):
     with pytest.raises(exc):
         refined_gaps(0.5, DegreeDistribution.point(1), ns)
+
+
+def test_stored_gaps_are_the_library_solves():
+    # the chapter reads its largest exact chains from the store: the stored rows of the
+    # smallest n are the library's own solves, state for state
+    for name, law, ns in (("δ_2", DegreeDistribution.point(2), [3, 4]),
+                          ("δ_1", DegreeDistribution.point(1), [2, 3])):
+        ref, rows = stored_gaps(name, 0.9, law, ns)
+        live_ref, live = refined_gaps(0.9, law, ns)
+        assert ref.response_time_v == live_ref.response_time_v
+        np.testing.assert_allclose(rows[:, :4], live[:, :4], rtol=1e-9, atol=0)
+        assert np.array_equal(rows[:, 4], live[:, 4])
+
+
+@pytest.mark.parametrize("name, lam, ns", [("δ_2", 0.9, [3, 99]), ("δ_3", 0.9, [3]), ("δ_2", 0.7, [3])])
+def test_stored_gaps_rejects(name, lam, ns):
+    with pytest.raises(ValueError):
+        stored_gaps(name, lam, DegreeDistribution.point(2), ns)
 
 
 def test_refined_cell_fields_and_bad_input():

@@ -40,9 +40,9 @@ import yaml
 # replay their recorded runs (benchmarks/*_runs.pkl.gz); with FULL=1 they run
 # them and take a minute or more each.
 _SLOW_FIRST = (
-    "ht_paths",          # 51
-    "finite_n",          # 42
+    "ht_paths",          # 31
     "ht_alternatives",   # 24
+    "finite_n",          # 23 (42 solving its exact chains at λ = 0.9 with FULL)
     "fluid_limit",       # 21
     "static_graphs",     # 19 (60 running its exact chains and cells)
     "solver_check",      # 17
