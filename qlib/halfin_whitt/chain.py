@@ -167,7 +167,7 @@ def _sectors(n, lam, J, emax, bar, keep=True):
 #: 0.39 at n = 300, beta = 0.25 (64 sectors) and 0.87 at n = 2800, beta = 0.5 (16 sectors):
 #: the prediction of the sectors needed errs towards fewer.
 _CORNER_RATIO = 0.1
-_NS_PER_SECTOR_STATE = 100e-9   # seconds per state of a Q_3 sector (two right-hand sides; measured, with margin)
+_NS_PER_SECTOR_STATE = 150e-9   # seconds per state of a Q_3 sector (two right-hand sides; 121-127 ns measured at n = 2800)
 _KEEP = 10_000_000              # states and pi are returned for at most this many states
 
 
@@ -187,7 +187,7 @@ def _sectors_needed(n, flux0, tol, ratio):
 def _sector_cost(n, J, e_lo, e_hi):
     """``(states, bytes, state-solves)`` of the sector passes ``emax = e_lo``,
     then doubled up to ``e_hi``: the states of the first pass, the bytes it
-    holds (one sector's vectors, six floats a state, and the rows and law
+    holds (one sector's vectors, eight floats a state, and the rows and law
     where they are kept) and the states solved by all the passes."""
     w = np.minimum(J, n - np.arange(n + 1)) + 1                  # states of level k
     S = np.cumsum(w[::-1])[::-1].astype(float)                   # states of sector e
@@ -198,9 +198,9 @@ def _sector_cost(n, J, e_lo, e_hi):
         if e >= e_hi or e >= n:
             break
         e = min(n, 2 * e + 1)
-    held = 8.0 * 6 * S[0] + 8.0 * 12 * (n + 1)
+    held = 8.0 * 8 * S[0] + 8.0 * 12 * (n + 1)                 # 58 MB measured at S[0] = 1.03e6
     if T[e_lo] <= _KEEP:
-        held += 8.0 * 8 * T[e_lo]                                # parts, rows, law
+        held += 8.0 * 14 * T[e_lo]                               # parts, rows, law (96 B measured)
     return float(T[e_lo]), held, work
 
 
@@ -433,7 +433,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         bar = progress_bar(show(per), n + 1, "level", f"stationary_jsq n={n}")
         try:
             if per <= _KEEP:
-                refuse(per, 8.0 * 6 * per)
+                refuse(per, 8.0 * 16 * per)     # the rows, the law and the quantities' arrays
                 P, eq3, corner, states, pi = _sectors(n, lam, J, 0, bar, True)
             else:       # streamed by levels: memory O(n + J)
                 refuse(per, 8.0 * (5 * (n + 1) + 8 * (J + 1)))
@@ -443,14 +443,16 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         finally:
             bar.close()
         mtail = lam * corner
-        # ... then the Q_3 sectors 0..e, e from the prediction, doubled until the flux is small
-        e_next = _sectors_needed(n, mtail, tol, _CORNER_RATIO) if mtail > tol / 2 else 0
+        # ... then the Q_3 sectors 0..e, e = 1, 3, 7, … until the flux out of the top one is small
+        e_next = 1 if mtail > tol / 2 else 0
         first = True
         while e_next:
+            keep = _sector_cost(n, J, e_next, e_next)[0] <= _KEEP
             if first:       # the whole loop as predicted (the top corner as the one-sector's)
-                e_hi = max(e_next, _sectors_needed(n, mtail, tol, 1.0))
-                ns_, bytes_, work = _sector_cost(n, J, e_next, e_hi)
-                why = (f" ({e_next + 1} to {e_hi + 1} Q_3 sectors of up to {per:.3g} states, "
+                e_need = max(1, _sectors_needed(n, mtail, tol, _CORNER_RATIO))
+                ns_, bytes_, work = _sector_cost(n, J, e_need, e_need)
+                work = _sector_cost(n, J, 1, e_need)[2]
+                why = (f" ({e_need + 1} Q_3 sectors of up to {per:.3g} states "
                        f"predicted from the one-sector solve)")
             else:
                 ns_, bytes_, work = _sector_cost(n, J, e_next, e_next)
@@ -468,7 +470,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             bar = progress_bar(show(work * _NS_PER_SECTOR_STATE / _NS_PER_STATE),
                                (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
             try:
-                P, eq3, corner, states, pi = _sectors(n, lam, J, emax, bar, ns_ <= _KEEP)
+                P, eq3, corner, states, pi = _sectors(n, lam, J, emax, bar, keep)
             finally:
                 bar.close()
             f = None
