@@ -45,6 +45,8 @@ FAST = "--fast" in sys.argv     # skip the rows that need the adaptive solver (a
 REDO = {int(v) for a in sys.argv if a.startswith("--redo=") for v in a[7:].split(",") if v}
 # --kw={"max_seconds": 900}: keyword arguments for the solver (recorded in the row)
 KW = next((json.loads(a[5:]) for a in sys.argv if a.startswith("--kw=")), {})
+# --ns=N1,N2,...: the chain's n in this order (default NS)
+ORDER = next((tuple(int(v) for v in a[5:].split(",")) for a in sys.argv if a.startswith("--ns=")), NS)
 TIGHT_NS, TIGHT_TOL = (1000, 1400, 2000, 2800, 4000), 1e-14
 
 
@@ -176,7 +178,7 @@ elif __name__ == "__main__":
         data["_solver"] = "qlib.halfin_whitt.stationary_jsq, default arguments (tol 1e-12)"
     if what == "tight":
         data["_solver"] = f"qlib.halfin_whitt.stationary_jsq, tol {TIGHT_TOL:g}"
-    run = {"chain": run_chain, "grid": run_grid, "paths": run_paths, "large": run_large,
+    run = {"chain": lambda b, d: run_chain(b, d, ORDER), "grid": run_grid, "paths": run_paths, "large": run_large,
            "tight": lambda b, d: run_chain(b, d, TIGHT_NS, TIGHT_TOL)}[what]
     def oldest(d):
         return min((r.get("solver_version", 1) for b, rows in d.items() if not b.startswith("_")
