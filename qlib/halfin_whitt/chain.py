@@ -451,7 +451,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         mtail = lam * corner
         # ... then the Q_3 sectors 0..e, e = 1, 3, 7, … until the flux out of the top one is small
         e_next = 1 if mtail > tol / 2 else 0
-        first = True
+        first, done = True, 0.0
         while e_next:
             keep = _sector_cost(n, J, e_next, e_next)[0] <= _KEEP
             if first:       # the whole loop as predicted (the top corner as the one-sector's)
@@ -460,9 +460,10 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
                 work = _sector_cost(n, J, 1, e_need)[2]
                 why = (f" ({e_need + 1} Q_3 sectors of up to {per:.3g} states "
                        f"predicted from the one-sector solve)")
-            else:
+            else:           # this pass and those before it
                 ns_, bytes_, work = _sector_cost(n, J, e_next, e_next)
-                why = f" ({e_next + 1} Q_3 sectors)"
+                work += done
+                why = f" ({e_next + 1} Q_3 sectors, with the passes before)"
             first = False
             secs = work * _NS_PER_SECTOR_STATE
             if ns_ > max_states or bytes_ > max_memory or secs > max_seconds:
@@ -480,6 +481,7 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             finally:
                 bar.close()
             f = None
+            done += _sector_cost(n, J, emax, emax)[0]
             mtail = lam * corner / (emax + 1)
             if mtail <= tol / 2 or emax == n:
                 break
