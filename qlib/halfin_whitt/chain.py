@@ -456,8 +456,8 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             keep = _sector_cost(n, J, e_next, e_next)[0] <= _KEEP
             if first:       # the whole loop as predicted (the top corner as the one-sector's)
                 e_need = max(1, _sectors_needed(n, mtail, tol, _CORNER_RATIO))
-                ns_, bytes_, work = _sector_cost(n, J, e_need, e_need)
-                work = _sector_cost(n, J, 1, e_need)[2]
+                ns_, bytes_, _ = _sector_cost(n, J, e_need, e_need)
+                work = _sector_cost(n, J, 1, e_need)[2]     # the passes 1, 3, …, e_need
                 why = (f" ({e_need + 1} Q_3 sectors of up to {per:.3g} states "
                        f"predicted from the one-sector solve)")
             else:           # this pass and those before it
