@@ -111,12 +111,52 @@ def test_tiny_n_where_the_pivot_vanishes():
 
 
 def test_refuses_many_sectors_before_the_work():
-    # n = 1000, beta = 0.25: Q_3 matters and its sectors need about 10 GB; the
-    # refusal comes from the one-sector solve (a fraction of a second), not after
-    # the doubling of the sectors (about 11 s on a quiet machine)
+    # n = 1000, beta = 0.25: Q_3 matters and all its n sectors are needed (about 2·10⁸
+    # state solves); the refusal comes from the one-sector solve (a fraction of a
+    # second), not after the sectors
     import time
     stationary_jsq(20, 0.25, tol=1e-300, fallback=False)    # the kernels compiled (a fresh clone)
     c0 = time.process_time()
-    with pytest.raises(ValueError, match="sectors predicted"):
-        stationary_jsq(1000, 0.25, fallback=False)
+    with pytest.raises(ValueError, match="sectors of up to"):
+        stationary_jsq(1000, 0.25, fallback=False, max_seconds=2.0)
     assert time.process_time() - c0 < 3.0
+
+
+@pytest.mark.parametrize("n,beta", [(9, 1.0), (60, 0.5)])
+def test_streamed_sectors_equal_the_kept_law(n, beta, monkeypatch):
+    # the sectors held one at a time (per-level sums accumulated by Horner's rule in
+    # the corner values) give the quantities of the law kept whole, to round-off
+    from qlib.halfin_whitt import chain
+    kept = stationary_jsq(n, beta, tol=1e-300 if n < 10 else 1e-12, fallback=False)
+    monkeypatch.setattr(chain, "_KEEP", 0)
+    st = stationary_jsq(n, beta, tol=1e-300 if n < 10 else 1e-12, fallback=False)
+    assert st.states is None and kept.states is not None and st.rounds == kept.rounds > 1
+    for q in QS + ("var_x2", "cov_x1x2", "mean_x1x2"):
+        assert getattr(st, q) == pytest.approx(getattr(kept, q), rel=1e-12, abs=1e-15), q
+    assert np.max(np.abs(st.q2_pmf - kept.q2_pmf)) <= 1e-14
+    assert st.mass_tail == pytest.approx(kept.mass_tail, rel=1e-12)
+
+
+def test_one_sector_streamed_by_levels(monkeypatch):
+    # a sector too large to hold is swept by levels with Q_2 up to n: the same law
+    from qlib.halfin_whitt import chain
+    kept = stationary_jsq(1000, 1.0, tol=1e-10)
+    monkeypatch.setattr(chain, "_KEEP", 0)
+    st = stationary_jsq(1000, 1.0, tol=1e-10)
+    assert kept.rounds == st.rounds == 1 and st.states is None
+    for q in QS:
+        assert getattr(st, q) == pytest.approx(getattr(kept, q), rel=1e-12, abs=1e-15), q
+    assert st.mass_tail == pytest.approx(kept.mass_tail, rel=1e-9)
+
+
+def test_one_sector_returned_where_the_sectors_do_not_fit():
+    # n = 700, beta = 1: the sectors are needed for tol = 1e-12 (64 of them); refused
+    # the time, the one-sector solve is returned with its blocked flux, below 1e-8, as
+    # mass_tail, and the full solve lies within that solve's error estimates
+    full = stationary_jsq(700, 1.0)
+    one = stationary_jsq(700, 1.0, max_seconds=0.5)
+    assert full.rounds > 1 and one.rounds == 1 and one.method == "qbd"
+    assert 0.5e-12 < one.mass_tail <= 1e-8
+    assert one.truncated_mass == pytest.approx(one.mass_bound + one.mass_tail)
+    for q in ("p_wait", "mean_q2", "var_x1", "mean_x1x2"):
+        assert abs(getattr(one, q) - getattr(full, q)) <= one.error_estimates[q], q

@@ -213,3 +213,33 @@ def stream_chunk(n, lam, J, klo, khi, ktop, bnext, out):
         out[k, 3] = s2
         mprev = mm
     return b
+
+
+@numba.njit(cache=True)
+def sector_moments(x, off, e, out):
+    """Per-level sums of sector ``e``'s vector ``x`` (negative round-off
+    clamped to zero): ``out[4k:4k+4] = (x(0, k), Σ x, Σ I x, Σ I² x)`` over
+    level ``k = e..``, and ``out[-2:] = (Σ x, e Σ x)``."""
+    L = off.size - 1
+    tm = 0.0
+    for l in range(L):
+        k = e + l
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        o = off[l]
+        for i in range(off[l + 1] - o):
+            v = x[o + i]
+            if v < 0.0:
+                v = 0.0
+            s0 += v
+            s1 += i * v
+            s2 += i * i * v
+        x0 = x[o]
+        out[4 * k] = x0 if x0 > 0.0 else 0.0
+        out[4 * k + 1] = s0
+        out[4 * k + 2] = s1
+        out[4 * k + 3] = s2
+        tm += s0
+    out[out.size - 2] = tm
+    out[out.size - 1] = e * tm

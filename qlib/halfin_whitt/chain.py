@@ -84,40 +84,71 @@ def _stream(n, lam, J, K, bar):
     return c[:, None] * out, out[0, 0]
 
 
-def _sectors(n, lam, J, emax, bar):
-    """All sectors ``e = 0..emax`` (``Q_2`` up to ``n``) by the nested
-    reduction; returns the rows ``(Q_1, Q_2, Q_3)`` and their law."""
+def _sectors(n, lam, J, emax, bar, keep=True):
+    """All sectors ``e = emax..0`` (``Q_2`` up to ``n``) by the nested
+    reduction, one sector held at a time.
+
+    Sector ``e``'s law is ``π_e = π_{e−1}(corner) λ s_e``: the per-level sums
+    of each ``s_e`` (kernel ``sector_moments``) are accumulated from the top
+    by Horner's rule, ``acc_e = M(s_e) + λ s_e(corner) acc_{e+1}``, carried
+    with a log scale.  Returns ``(P, mean_q3, corner, states, pi)``: ``P`` the
+    per-level sums ``(π_k(0), Σπ_k, ΣIπ_k, ΣI²π_k)`` of the normalised law,
+    ``corner`` the mass of the top sector's corner; ``states``/``pi`` the
+    rows ``(Q_1, Q_2, Q_3)`` and their law where ``keep`` (else ``None``)."""
     s_up = None
-    parts = {}
+    parts = [] if keep else None
+    acc, acc_log, up_log, top_log = None, 0.0, 0.0, 0.0
     for e in range(emax, -1, -1):
         m, off = _qbd._sizes(n, J, e, n)
         tot = int(off[-1])
-        rows = []
+        G = np.zeros((int(e >= 1) + int(s_up is not None), tot))
         if e >= 1:
-            ec = np.zeros(tot)
-            ec[-1] = 1.0
-            rows.append(ec)
+            G[0, -1] = 1.0
         if s_up is not None:
-            w = np.zeros(tot)
-            w[m[0]:] = s_up * (e + 1)
-            rows.append(w)
-        G = np.array(rows) if rows else np.zeros((0, tot))
+            G[-1, m[0]:] = s_up * (e + 1)
+            s_up = None                     # held in G now
         A, Bv, U, off = _qbd.sector_solve(n, lam, e, J, n, e < emax, G)
+        del G
         bar.update(n - e + 1)
         if e == 0:
-            y = _qbd.forward(A[0], Bv, U, off, False)[0] if s_up is not None else \
+            v = _qbd.forward(A[0], Bv, U, off, False)[0] if emax else \
                 _scaled(*_qbd.forward(A[0] if A.shape[0] else Bv, Bv, U, off, True), off)
-            parts[0] = y
         else:
-            x = _qbd.forward(A[0], Bv, U, off, False)[0]
-            if s_up is None:
-                s = x
-            else:
+            v = _qbd.forward(A[0], Bv, U, off, False)[0]
+            if A.shape[0] == 2:
                 y = _qbd.forward(A[1], Bv, U, off, False)[0]
-                s = x + lam * (x[-1] / (1.0 - lam * y[-1])) * y
-            parts[e] = s
-            s_up = s
+                A = Bv = None
+                y *= lam * (v[-1] / (1.0 - lam * y[-1]))
+                v += y
+                del y
+            s_up = v
+        A = Bv = None
+        M = np.zeros(4 * (n + 1) + 2)
+        _qbd.sector_moments(v, off, e, M)
+        with np.errstate(divide="ignore"):
+            lc = math.log(lam * v[-1]) if v[-1] > 0 else -math.inf
+        if acc is None:
+            acc = M
+            top_log = math.log(v[-1]) if v[-1] > 0 else -math.inf
+        else:
+            g = lc + acc_log                # acc_e = M(s_e) + λ s_e(corner) acc_{e+1}
+            if g > 0:
+                acc = M * math.exp(-g) + acc
+                acc_log = g
+            else:
+                acc = M + math.exp(g) * acc
+                acc_log = 0.0
+            up_log += lc                    # Σ_{e' < emax} log(λ s_e'(corner))
+        if keep:
+            parts.append(v)
+    mass = acc[-2]
+    P = acc[:-2].reshape(n + 1, 4) / mass
+    corner = math.exp(up_log + top_log - math.log(mass) - acc_log) if mass > 0 else 0.0
+    eq3 = float(acc[-1] / mass)
+    if not keep:
+        return P, eq3, corner, None, None
     # π_0 ∝ parts[0]; π_e = π_{e−1}(corner) λ s_e
+    parts = parts[::-1]
     pis = [parts[0]]
     for e in range(1, emax + 1):
         pis.append(pis[-1][-1] * lam * parts[e])
@@ -129,28 +160,48 @@ def _sectors(n, lam, J, emax, bar):
         Q.append(np.stack([n - i, k, np.full(k.size, e)], axis=1))
     Q = np.concatenate(Q)
     pi = np.maximum(np.concatenate(pis), 0.0)
-    return Q, pi / pi.sum()
+    return P, eq3, corner, Q, pi / pi.sum()
 
 
 #: The top sector's corner mass over the one-sector solve's (``π(I = 0, Q_2 = n)``),
 #: 0.39 at n = 300, beta = 0.25 (64 sectors) and 0.87 at n = 2800, beta = 0.5 (16 sectors):
 #: the prediction of the sectors needed errs towards fewer.
 _CORNER_RATIO = 0.1
+_NS_PER_SECTOR_STATE = 150e-9   # seconds per state of a Q_3 sector (two right-hand sides; 121-127 ns measured at n = 2800)
+_KEEP = 10_000_000              # states and pi are returned for at most this many states
 
 
-def _sectors_needed(n, flux0, tol):
+def _sectors_needed(n, flux0, tol, ratio):
     """The ``emax`` at which the sector loop (``emax = 0, 1, 3, 7, …``, capped
     at ``n``) is predicted to stop, from ``flux0 = λ π(corner)`` of the
     one-sector solve: the corner mass of the top sector stays within a factor
-    of the one-sector corner (the sectors' masses are spread over ``Q_3``,
-    not geometric), so the flux criterion ``λ π(corner)/(emax + 1) <= tol/2``
-    needs ``emax + 1 >= 2 flux0 _CORNER_RATIO / tol``.  Returns ``(emax, the
-    sectors solved by the whole loop)``."""
-    e, work = 0, 1
-    while e < n and flux0 * _CORNER_RATIO / (e + 1) > tol / 2:
+    ``ratio`` of the one-sector corner (the sectors' masses are spread over
+    ``Q_3``, not geometric), so the flux criterion ``λ π(corner)/(emax + 1) <= tol/2``
+    needs ``emax + 1 >= 2 flux0 ratio / tol``."""
+    e = 0
+    while e < n and flux0 * ratio / (e + 1) > tol / 2:
         e = min(n, 2 * e + 1)
-        work += e + 1
-    return e, work
+    return e
+
+
+def _sector_cost(n, J, e_lo, e_hi):
+    """``(states, bytes, state-solves)`` of the sector passes ``emax = e_lo``,
+    then doubled up to ``e_hi``: the states of the first pass, the bytes it
+    holds (one sector's vectors, eight floats a state, and the rows and law
+    where they are kept) and the states solved by all the passes."""
+    w = np.minimum(J, n - np.arange(n + 1)) + 1                  # states of level k
+    S = np.cumsum(w[::-1])[::-1].astype(float)                   # states of sector e
+    T = np.cumsum(S)                                             # of sectors 0..e
+    work, e = 0.0, e_lo
+    while True:
+        work += T[e]
+        if e >= e_hi or e >= n:
+            break
+        e = min(n, 2 * e + 1)
+    held = 8.0 * 8 * S[0] + 8.0 * 12 * (n + 1)                 # 58 MB measured at S[0] = 1.03e6
+    if T[e_lo] <= _KEEP:
+        held += 8.0 * 14 * T[e_lo]                               # parts, rows, law (96 B measured)
+    return float(T[e_lo]), held, work
 
 
 def _scaled(x, logs, off):
@@ -176,6 +227,27 @@ def _from_moments(P, n, lam, beta):
     pmf = np.zeros(n + 1)
     pmf[:m0.size] = m0
     return f, pmf
+
+
+def _from_sector_moments(P, eq3, n, lam):
+    """The quantities from the per-level sums over all sectors (as in
+    :func:`_from_moments`) and ``eq3 = E[Q_3]``; the second moments of
+    ``Q_2`` centred."""
+    sq = math.sqrt(n)
+    k = np.arange(P.shape[0], dtype=float)
+    m0, m1, m2 = P[:, 1], P[:, 2], P[:, 3]
+    EI, EI2 = float(m1.sum()), float(m2.sum())
+    Ek = float(k @ m0)
+    dk = k - Ek
+    f = {"p_wait": float(P[:, 0].sum()), "mean_q1": n - EI, "mean_idle": EI, "mean_q2": Ek,
+         "mean_q3": eq3, "mean_tasks": n - EI + Ek + eq3, "mean_waiting": Ek + eq3,
+         "mean_x1": -EI / sq, "mean_x2": Ek / sq, "mean_x1x2": -float(k @ m1) / n}
+    f["mean_response"] = f["mean_tasks"] / lam
+    f["mean_wait"] = f["mean_waiting"] / lam
+    f["var_x1"] = (EI2 - EI * EI) / n
+    f["var_x2"] = float((dk * dk) @ m0) / n
+    f["cov_x1x2"] = -float(dk @ m1) / n
+    return f, m0.copy()
 
 
 def _tail_estimate(pmf, K, n):
@@ -214,7 +286,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     max_states, max_memory, max_seconds
         Refuse (ValueError, before any work; for the ``Q_3`` sectors, after
         the one-sector solve that predicts how many are needed) a truncation
-        that needs more states, bytes or estimated CPU seconds than this.
+        that needs more states, bytes held or estimated CPU seconds than
+        this (for the sectors: the states of one pass, the bytes of one
+        sector's vectors, the seconds of all the passes predicted).
     progress : bool or None, default None
         A progress bar over the levels swept; ``None``: one where a sweep is
         estimated to take more than 5 s (and over the adaptive solver's
@@ -240,8 +314,10 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
         For a bad argument, naming it; ValueError also when the truncation
         would exceed ``max_states``, ``max_memory`` or ``max_seconds`` (with
         the estimate).  Where the ``Q_2`` cut would reach ``n`` (heavy load)
-        the ``Q_3`` sectors are needed, ``(n + 1)(J + 1)`` states each, and
-        the refusal names their memory.
+        the ``Q_3`` sectors may be needed, up to ``(n + 1)(J + 1)`` states
+        each, ``n + 1`` of them at most; they are solved one at a time
+        (memory: one sector's vectors), and the refusal names the sectors,
+        states and CPU seconds predicted.
 
     Notes
     -----
@@ -268,13 +344,27 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
     ``tol/2`` (``mass_tail``: an estimate of the mass above).  The sectors'
     masses are spread nearly evenly over ``Q_3`` (the top sector's corner
     stays near the one-sector solve's), so the number the criterion will ask
-    for is predicted from the one-sector solve, and what would not fit is
-    refused (or handed to the adaptive solver) then, not after the doubling.
-    Where that
+    for is predicted from the one-sector solve (the loop starts there and
+    doubles ``e + 1``), and what would not fit is refused (or handed to the
+    adaptive solver) then, not after the sectors.  The sectors are solved
+    from the top, one held at a time: each one's per-level sums are
+    accumulated by Horner's rule in the corner values
+    (``π_e = π_{e−1}(corner) λ s_e``, carried in logs), so memory is that of
+    one sector; ``states``/``pi`` are kept where all sectors have at most
+    ``10⁷`` states.  Where a single sector (``(n + 1)(J + 1)`` states) would
+    not fit it is swept by levels (memory ``O(n)``, the super-Halfin–Whitt
+    loads at large ``n``), and where the sectors then needed do not fit but
+    the blocked flux ``λ π(corner)`` is at most ``10⁻⁸`` that one-sector
+    solve is returned with it as ``mass_tail``.  Where that
     estimate stays above ``10⁻⁸`` with every sector (``Q_3 = n`` reached:
     servers with four tasks matter, small ``n`` at heavy load) the call
     returns :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp` at
-    ``min(1e-10, 100 * tol)`` instead (``method = "fsp"``, no certified bound).  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
+    ``min(1e-10, 100 * tol)`` instead (``method = "fsp"``, no certified bound).
+    With every sector (``rounds = n + 1``) ``mass_tail`` is the flux into four
+    tasks over ``n + 1``, but the set of states with a server of four tasks is
+    left only when that server finishes (rate 1), so it holds about
+    ``(n + 1) mass_tail`` (0.84 to 1.05 times that in the brute-force chain
+    capped at five tasks, n = 8..20): read such a result's errors with that mass.  At large ``n`` the levels ``Q_2 <= K`` are kept and ``K`` is
     doubled until the geometric extrapolation of ``π(Q_2 = k)`` beyond ``K``
     (``mass_tail``) is below ``tol/2``: an estimate, not a bound.  Moves
     out of the set are blocked.  ``error_estimates[q]`` is
@@ -327,48 +417,75 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
             return bool(progress)
         return states * _NS_PER_STATE > 5.0 and sys.stderr is not None and sys.stderr.isatty()
 
-    states = pi = None
+    states = pi = f = None
     emax = 0
-    while True:
-        if K < n:
-            ns_ = _states(n, J, K)
-            refuse(ns_, 8.0 * (5 * (K + 1) + 8 * (J + 1)))
-            bar = progress_bar(show(ns_), K + 1, "level", f"stationary_jsq n={n}")
-            try:
-                P, _ = _stream(n, lam, J, K, bar)
-            finally:
-                bar.close()
-            f, pmf = _from_moments(P, n, lam, beta)
-            mtail = _tail_estimate(pmf, K, n)
-            if mtail <= tol / 2 or K == n:
-                break
-            K = min(n, 2 * K)
-            continue
-        ns_ = _states(n, J, n) * (emax + 1)
-        if emax and fallback and 8.0 * 6 * ns_ > max_memory:
-            mtail = math.inf        # more sectors than fit: the adaptive solver below
-            break
-        refuse(ns_, 8.0 * 6 * ns_)
-        bar = progress_bar(show(ns_), (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
+    while K < n:
+        ns_ = _states(n, J, K)
+        refuse(ns_, 8.0 * (5 * (K + 1) + 8 * (J + 1)))
+        bar = progress_bar(show(ns_), K + 1, "level", f"stationary_jsq n={n}")
         try:
-            states, pi = _sectors(n, lam, J, emax, bar)
+            P, _ = _stream(n, lam, J, K, bar)
         finally:
             bar.close()
-        corner = float(pi[(states[:, 0] == n) & (states[:, 1] == n) & (states[:, 2] == emax)].sum())
-        mtail = lam * corner / (emax + 1)
-        if mtail <= tol / 2 or emax == n:
+        f, pmf = _from_moments(P, n, lam, beta)
+        mtail = _tail_estimate(pmf, K, n)
+        if mtail <= tol / 2:
             break
-        if emax == 0:
-            # before the costly sectors: how many the flux criterion will ask for
-            e_need, work = _sectors_needed(n, lam * corner, tol)
-            per = _states(n, J, n)
-            too_big = 8.0 * 6 * per * (e_need + 1) > max_memory
-            if fallback and too_big:
-                mtail = math.inf        # more sectors than fit: the adaptive solver below
+        K = min(n, 2 * K)
+    if K == n:
+        # Q_2 is not cut: the one-sector solve (no server with three tasks) ...
+        per = _states(n, J, n)
+        bar = progress_bar(show(per), n + 1, "level", f"stationary_jsq n={n}")
+        try:
+            if per <= _KEEP:
+                refuse(per, 8.0 * 16 * per)     # the rows, the law and the quantities' arrays
+                P, eq3, corner, states, pi = _sectors(n, lam, J, 0, bar, True)
+            else:       # streamed by levels: memory O(n + J)
+                refuse(per, 8.0 * (5 * (n + 1) + 8 * (J + 1)), None,
+                       " (one sector, Q_2 up to n, swept by levels)")
+                P, _ = _stream(n, lam, J, n, bar)
+                corner = float(P[n, 0])
+                f, pmf = _from_moments(P, n, lam, beta)
+        finally:
+            bar.close()
+        mtail = lam * corner
+        # ... then the Q_3 sectors 0..e, e = 1, 3, 7, … until the flux out of the top one is small
+        e_next = 1 if mtail > tol / 2 else 0
+        first, done = True, 0.0
+        while e_next:
+            keep = _sector_cost(n, J, e_next, e_next)[0] <= _KEEP
+            if first:       # the whole loop as predicted (the top corner as the one-sector's)
+                e_need = max(1, _sectors_needed(n, mtail, tol, _CORNER_RATIO))
+                ns_, bytes_, _ = _sector_cost(n, J, e_need, e_need)
+                work = _sector_cost(n, J, 1, e_need)[2]     # the passes 1, 3, …, e_need
+                why = (f" ({e_need + 1} Q_3 sectors of up to {per:.3g} states "
+                       f"predicted from the one-sector solve)")
+            else:           # this pass and those before it
+                ns_, bytes_, work = _sector_cost(n, J, e_next, e_next)
+                work += done
+                why = f" ({e_next + 1} Q_3 sectors, with the passes before)"
+            first = False
+            secs = work * _NS_PER_SECTOR_STATE
+            if ns_ > max_states or bytes_ > max_memory or secs > max_seconds:
+                if mtail <= _FSP_SWITCH:
+                    break       # the present solve, its estimated outside mass in mass_tail
+                if fallback:
+                    mtail = math.inf        # the adaptive solver below
+                    break
+                refuse(ns_, bytes_, work * _NS_PER_SECTOR_STATE / _NS_PER_STATE, why)
+            emax = e_next
+            bar = progress_bar(show(work * _NS_PER_SECTOR_STATE / _NS_PER_STATE),
+                               (n + 1) * (emax + 1), "level", f"stationary_jsq n={n}")
+            try:
+                P, eq3, corner, states, pi = _sectors(n, lam, J, emax, bar, keep)
+            finally:
+                bar.close()
+            f = None
+            done += _sector_cost(n, J, emax, emax)[0]
+            mtail = lam * corner / (emax + 1)
+            if mtail <= tol / 2 or emax == n:
                 break
-            refuse(per * (e_need + 1), 8.0 * 6 * per * (e_need + 1), per * work,
-                   f" ({e_need + 1} Q_3 sectors predicted from the one-sector solve)")
-        emax = min(n, 2 * emax + 1)
+            e_next = min(n, 2 * emax + 1)
     if fallback and mtail > _FSP_SWITCH:
         # servers with four tasks matter (small n, heavy load): the adaptive solver
         from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
@@ -376,9 +493,9 @@ def stationary_jsq(n: int, beta: float, *, tol: float = 1e-12, max_states: int =
                                   progress=show(math.inf))
     if states is not None:
         f, pmf, _ = _quantities(states, pi, n, lam)
-        Qmax = states.sum(axis=1).max()
-    else:
-        Qmax = n + K
+    elif f is None:
+        f, pmf = _from_sector_moments(P, eq3, n, lam)
+    Qmax = n + K + emax         # the largest number of tasks in the set
     m_out = mbound + mtail
     kappa = max(1.0, sq / beta)
     a1 = (J + kappa) / sq
