@@ -11,7 +11,7 @@ the wall time, the solver version, or the error the solver raised.
 Existing rows are kept unless --redo; each row is written as it finishes.
 
 ``sim`` mode writes benchmarks/super_hw_sim.json: simulate_jsq at α = 0.75,
-β' = 1, n = 10⁵ (burn-in and window in units of the time scale n^{2α−1}).
+β' = 2, n = 10⁵, 12 equal batches (burn-in and window in units of the time scale n^{2α−1}).
 
 Run (minutes to an hour; the solver may come from another tree):
     PYTHONPATH=<tree> nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain [--alpha 0.6] [--n 10000 ...]
@@ -96,13 +96,14 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False):
     return data
 
 
-def run_sim(n=100_000, alpha=0.75, beta_p=1.0, burn_units=3.0, window_units=30.0, seed=20261207):
+def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=2.0, window_units=24.0, batches=12, seed=20261207):
     """One long run; burn-in and window in units of the time scale n^{2α−1}."""
     scale = n ** (2 * alpha - 1)
     q2 = int(round(2 / beta_p * n ** alpha))          # start at the limit's mean
     t0 = time.perf_counter()
     r = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
-                     burn_in=burn_units * scale, seed=seed, initial=[n, q2], record_dt=scale / 20)
+                     burn_in=burn_units * scale, seed=seed, initial=[n, q2], record_dt=scale / 20,
+                     batches=batches)
     b = np.asarray(r.batch_averages)                   # n − Q1, Q2, Q3, N − Q1, 1{Q1 = n}
     s_batches = (b[:, 3] - b[:, 0]) / n ** alpha      # (N − n)/n^α per batch
     out = {"n": n, "alpha": alpha, "beta_p": beta_p, "scale": scale, "burn_units": burn_units,
@@ -125,7 +126,7 @@ if __name__ == "__main__":
     ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
     ap.add_argument("--beta", type=float, nargs="*", default=list(BETAS))
     ap.add_argument("--n", type=int, nargs="*", default=list(NS))
-    ap.add_argument("--window", type=float, default=30.0)
+    ap.add_argument("--window", type=float, default=24.0)
     ap.add_argument("--redo", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
