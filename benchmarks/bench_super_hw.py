@@ -11,7 +11,7 @@ the wall time, the solver version, or the error the solver raised.
 Existing rows are kept unless --redo; each row is written as it finishes.
 
 ``sim`` mode writes benchmarks/super_hw_sim.json: simulate_jsq at α = 0.75,
-β' = 2, n = 10⁵, 12 equal batches (burn-in and window in units of the time scale n^{2α−1}).
+β' = 2, n = 10⁵, 8 equal batches (burn-in and window in units of the time scale n^{2α−1}).
 
 Run (minutes to an hour; the solver may come from another tree):
     PYTHONPATH=<tree> nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain [--alpha 0.6] [--n 10000 ...]
@@ -96,7 +96,7 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False):
     return data
 
 
-def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=2.0, window_units=24.0, batches=12, seed=20261207):
+def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0, batches=8, seed=20261207):
     """One long run; burn-in and window in units of the time scale n^{2α−1}."""
     scale = n ** (2 * alpha - 1)
     q2 = int(round(2 / beta_p * n ** alpha))          # start at the limit's mean
@@ -126,7 +126,7 @@ if __name__ == "__main__":
     ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
     ap.add_argument("--beta", type=float, nargs="*", default=list(BETAS))
     ap.add_argument("--n", type=int, nargs="*", default=list(NS))
-    ap.add_argument("--window", type=float, default=24.0)
+    ap.add_argument("--window", type=float, default=16.0)
     ap.add_argument("--redo", action="store_true")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()

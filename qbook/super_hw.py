@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
-           "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap"]
+           "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -258,4 +258,20 @@ def identity_gap(chain: dict) -> float:
                         / (lam * e["p_wait"] + e["mean_q2"] + scale))
         worst = max(worst, abs(row["mean_idle"] - row["beta_eff"] * math.sqrt(n))
                     / (e["mean_idle"] + 1e-12 * row["mean_idle"]))
+    return worst
+
+
+def resolve_small(chain: dict, n_max: int) -> float:
+    """Solve every stored row with ``n <= n_max`` again; the largest shift of
+    ``E[N]`` over its error estimate (plus the sum's rounding)."""
+    from qlib.halfin_whitt import stationary_jsq
+
+    worst = 0.0
+    for key, row in chain.items():
+        if key.startswith("_") or "mean_tasks" not in row or int(key.split("/")[2]) > n_max:
+            continue
+        n = int(key.split("/")[2])
+        st = stationary_jsq(n, row["beta_eff"], tol=row["tol"])
+        tol = row["err"]["mean_tasks"] + float(st.error_estimates["mean_tasks"]) + 1e-12 * n
+        worst = max(worst, abs(st.mean_tasks - row["mean_tasks"]) / tol)
     return worst
