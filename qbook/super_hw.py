@@ -17,7 +17,8 @@ import numpy as np
 
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
-           "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small"]
+           "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
+           "predicted_exponents"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -211,15 +212,28 @@ def values_markdown(tables: dict) -> str:
     return "\n".join(lines)
 
 
-def rates_markdown(fits: dict) -> str:
-    """Markdown table of fitted rates ``(α, β, quantity) → RateFit``."""
-    lines = ["| α | β | quantity | n solved | p | ± | A | local exponents | α − ½ |",
+def rates_markdown(fits: dict, predicted: dict | None = None) -> str:
+    """Markdown table of fitted rates ``(α, β, quantity) → RateFit``, with the
+    local exponents the Halfin–Whitt limit at ``β_eff`` predicts where given
+    (``predicted[(α, β)]``, for ``E[Q_2]/n^α``)."""
+    predicted = predicted or {}
+    lines = ["| α | β | quantity | n solved | p | ± | local exponents | predicted (HW limit at β_eff) | α − ½ |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (alpha, beta, q), f in fits.items():
         loc = ", ".join(f"{p:.3f}" for p in f.local)
+        pred = predicted.get((alpha, beta)) if q == "mean_q2" else None
+        pred = "–" if pred is None else ", ".join(f"{p:.3f}" for p in pred)
         lines.append(f"| {alpha:g} | {beta:g} | {LABELS[q]} | {int(f.ns[0]):,}–{int(f.ns[-1]):,} | "
-                     f"{f.p:.3f} | {f.p_err:.3f} | {f.amplitude:.3g} | {loc} | {alpha - 0.5:.2f} |")
+                     f"{f.p:.3f} | {f.p_err:.3f} | {loc} | {pred} | {alpha - 0.5:.2f} |")
     return "\n".join(lines)
+
+
+def predicted_exponents(df, bc) -> np.ndarray:
+    """Local exponents of ``|β_eff c(β_eff)/2 − 1|`` between consecutive ``n`` of
+    a table (``bc`` gives ``β c(β)``): the rate of ``E[Q_2]/n^α`` if the chain
+    sat at its Halfin–Whitt limit at ``β_eff``."""
+    g = np.abs(np.array([bc(b) / 2 - 1 for b in df["beta_eff"]]))
+    return -np.diff(np.log(g)) / np.diff(np.log(np.asarray(df.index, float)))
 
 
 def link_rows(chain: dict, bc, *, min_beta: float = 0.3):
