@@ -161,13 +161,15 @@ def law_distance(row: dict, beta: float) -> float:
     return float(np.max(np.abs(F - G)))
 
 
-def plot_law(plt, chain: dict, alpha: float, beta: float, ns):
+def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4):
     """The density of ``Q_2/n^α`` (the stored distribution function,
-    differenced on its grid) at several ``n`` against the Gamma(2, β) density."""
+    differenced on every ``every``-th grid point, so that a bin holds several
+    integer values of ``Q_2`` even at small ``n``) at several ``n`` against
+    the Gamma(2, β) density."""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for n in ns:
         row = chain[f"{alpha}/{beta}/{n}"]
-        x, F = np.asarray(row["cdf_x"]), np.asarray(row["cdf_q2"])
+        x, F = np.asarray(row["cdf_x"])[::every], np.asarray(row["cdf_q2"])[::every]
         ax.step(x[1:], np.diff(F) / np.diff(x), where="pre", lw=1, label=f"n = {n:,}")
     xs = np.linspace(0, x[-1], 400)
     ax.plot(xs, beta ** 2 * xs * np.exp(-beta * xs), "k--", lw=1.5, label=f"Gamma(2, {beta:g})")
