@@ -254,7 +254,7 @@ def link_rows(chain: dict, bc, *, min_beta: float = 0.3):
         lim = bc(row["beta_eff"])
         rows.append({"α": alpha, "β": beta, "n": n, "β_eff": row["beta_eff"], "chain": y,
                      "β_eff c(β_eff)": lim, "share": abs(y - lim) / abs(y - 2)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).sort_values(["α", "β", "n"]) if rows else pd.DataFrame(rows)
 
 
 def identity_gap(chain: dict) -> float:
