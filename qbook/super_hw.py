@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
            "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
-           "predicted_exponents"]
+           "predicted_exponents", "alpha_summary"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -292,3 +292,19 @@ def resolve_small(chain: dict, n_max: int) -> float:
         tol = row["err"]["mean_tasks"] + float(st.error_estimates["mean_tasks"]) + 1e-12 * n
         worst = max(worst, abs(st.mean_tasks - row["mean_tasks"]) / tol)
     return worst
+
+
+def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> str:
+    """One sentence on what the chain reached at ``alpha`` (for the prose)."""
+    df = tables.get((alpha, beta))
+    if df is None or df.empty:
+        return (f"At α = {alpha:g}, β = {beta:g} the solver this chapter's rows were computed "
+                "with reached no n, so there is no rate to fit.")
+    f = fits.get((alpha, beta, "mean_q2"))
+    n_max, gap = int(df.index.max()), float(df["gap_mean_q2"].iloc[-1])
+    head = (f"At α = {alpha:g}, β = {beta:g} the chain was solved for {len(df)} values of n up to "
+            f"{n_max:,}, where E[Q₂]/n^α is {-gap:.0%} short of its limit")
+    if f is None:
+        return head + "; too few points for a rate."
+    return head + (f"; its gap falls like n^(−p), p = {f.p:.3f} ± {f.p_err:.3f}, "
+                   f"against α − ½ = {alpha - 0.5:.2f}.")

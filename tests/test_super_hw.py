@@ -45,3 +45,12 @@ def test_law_distance_zero_for_gamma():
     row = {"cdf_x": x.tolist(), "cdf_q2": (1 - np.exp(-x) * (1 + x)).tolist()}
     assert H.law_distance(row, 1.0) < 1e-15
     assert H.law_distance(row, 2.0) > 0.1
+
+
+def test_alpha_summary_says_what_is_missing():
+    import pandas as pd
+    assert "reached no n" in H.alpha_summary({}, {}, 0.75)
+    df = pd.DataFrame({"gap_mean_q2": [-0.5, -0.4, -0.3]}, index=[1000, 10_000, 100_000])
+    fits = {(0.75, 1.0, "mean_q2"): H.fit_rate(df.index, df["gap_mean_q2"])}
+    text = H.alpha_summary({(0.75, 1.0): df}, fits, 0.75)
+    assert "100,000" in text and "30%" in text and "α − ½ = 0.25" in text
