@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
            "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
-           "predicted_exponents", "alpha_summary"]
+           "predicted_exponents", "alpha_summary", "sim_summary"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -308,3 +308,14 @@ def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> 
         return head + "; too few points for a rate."
     return head + (f"; its gap falls like n^(−p), p = {f.p:.3f} ± {f.p_err:.3f}, "
                    f"against α − ½ = {alpha - 0.5:.2f}.")
+
+
+def sim_summary(mean: float, se: float, exact: float, limit: float, sim: dict) -> str:
+    """The simulation paragraph's numbers, as a sentence, with the distance
+    between the run and the exact chain in standard errors."""
+    z = (mean - exact) / se
+    return (f"The simulated mean is {mean:.3f} ± {se:.3f} (standard error over {sim['batches']} "
+            f"batches; lag-1 correlation of the batch means {sim['batch_lag1']:.2f}), the exact "
+            f"chain's {exact:.3f}, the limit's {limit:g}. The margin is met, but the run lies "
+            f"{abs(z):.1f} standard errors {'below' if z < 0 else 'above'} the chain: more than "
+            f"the batch-means error explains.")
