@@ -54,7 +54,8 @@ def _solver_tree():
 def chain_row(n, alpha, beta_p, tol=1e-12):
     """One exact solve, reduced to what the chapter needs."""
     t0 = time.perf_counter()
-    st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=3000.0, max_memory=2e10)
+    st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=3000.0, max_memory=2e10,
+                        max_states=2e10)
     keys = ("mean_tasks", "mean_q2", "mean_q3", "mean_idle", "p_wait", "var_x1", "var_x2",
             "cov_x1x2", "mean_waiting")
     row = {k: float(getattr(st, k)) for k in keys}

@@ -1,9 +1,9 @@
 """Support code of ``chapters/super_hw.md``: JSQ in the super-Halfin–Whitt window.
 
-Load ``λ_n/n = 1 − β n^{−α}``, ``α ∈ (½, 1)``: the Halfin–Whitt chain at the
-effective ``β_eff = β n^{½−α}``.  The exact values are stored by
+Load ``λ_n/n = 1 − β n^{−a}``, ``a ∈ (½, 1)``: the Halfin–Whitt chain at the
+effective ``β_eff = β n^{½−a}``.  The exact values are stored by
 ``benchmarks/bench_super_hw.py`` in ``benchmarks/super_hw_chain.json`` (keys
-``"α/β/n"``); this module scales them, measures their approach to the
+``"a/β/n"``); this module scales them, measures their approach to the
 Gamma(2, β) limit of Zhao, Banerjee and Mukherjee, and draws the figures.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
 #: Their names in the chapter's tables.
-LABELS = {"mean_s": "E[(S−n)/n^α]", "var_s": "Var[(S−n)/n^α]", "mean_q2": "E[Q₂]/n^α",
-          "pwait": "n^(1−α) P(wait)"}
+LABELS = {"mean_s": "E[(S−n)/n^a]", "var_s": "Var[(S−n)/n^a]", "mean_q2": "E[Q₂]/n^a",
+          "pwait": "n^(1−a) P(wait)"}
 
 
 def _check(alpha: float, beta: float) -> None:
@@ -35,7 +35,7 @@ def _check(alpha: float, beta: float) -> None:
 
 
 def effective_beta(n: float, alpha: float, beta: float) -> float:
-    """The Halfin–Whitt parameter of the same load, ``β n^{½−α}``.
+    """The Halfin–Whitt parameter of the same load, ``β n^{½−a}``.
 
     Examples
     --------
@@ -50,8 +50,8 @@ def effective_beta(n: float, alpha: float, beta: float) -> float:
 
 def gamma_limits(beta: float) -> dict[str, float]:
     """The limits of the four scaled quantities: Gamma(2, β) has mean ``2/β``
-    and variance ``2/β²``; ``Q_2/n^α`` has the limit of ``(S − n)/n^α`` and
-    ``n^{1−α} P(wait) = (n/λ_n) E[Q_2]/n^α`` the same mean.
+    and variance ``2/β²``; ``Q_2/n^a`` has the limit of ``(S − n)/n^a`` and
+    ``n^{1−a} P(wait) = (n/λ_n) E[Q_2]/n^a`` the same mean.
 
     Examples
     --------
@@ -73,7 +73,7 @@ def scaled(row: dict, n: int, alpha: float) -> dict[str, float]:
     estimates (``err_<name>``).
 
     ``S − n = N − n``; its variance is read from the law where the solver
-    kept it (``var_tasks``), else from ``n^{1−2α}(Var X_1 + Var X_2 + 2 Cov)``,
+    kept it (``var_tasks``), else from ``n^{1−2a}(Var X_1 + Var X_2 + 2 Cov)``,
     exact where no server holds three tasks (``E[Q_3] = 0``; NaN otherwise).
 
     Examples
@@ -99,7 +99,7 @@ def scaled(row: dict, n: int, alpha: float) -> dict[str, float]:
 
 def scaled_table(chain: dict, alpha: float, beta: float):
     """A DataFrame indexed by ``n``: the scaled quantities of every solved
-    ``(α, β, n)``, their relative gaps to the limit (``gap_<name>``), the
+    ``(a, β, n)``, their relative gaps to the limit (``gap_<name>``), the
     effective β, the solver's method and wall time."""
     import pandas as pd
 
@@ -155,14 +155,14 @@ def fit_rate(ns, gaps) -> RateFit:
 
 def law_distance(row: dict, beta: float) -> float:
     """Kolmogorov distance between the stored distribution function of
-    ``Q_2/n^α`` (on its grid) and that of Gamma(2, β)."""
+    ``Q_2/n^a`` (on its grid) and that of Gamma(2, β)."""
     x, F = np.asarray(row["cdf_x"]), np.asarray(row["cdf_q2"])
     G = 1 - np.exp(-beta * x) * (1 + beta * x)
     return float(np.max(np.abs(F - G)))
 
 
 def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4):
-    """The density of ``Q_2/n^α`` (the stored distribution function,
+    """The density of ``Q_2/n^a`` (the stored distribution function,
     differenced on every ``every``-th grid point, so that a bin holds several
     integer values of ``Q_2`` even at small ``n``) at several ``n`` against
     the Gamma(2, β) density."""
@@ -180,14 +180,14 @@ def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4)
 
 def plot_approach(plt, tables: dict, quantities=("mean_q2", "mean_s", "var_s")):
     """Relative gap to the Gamma limit against ``n`` (log-log), one panel per
-    quantity, one line per ``(α, β)`` of ``tables``."""
+    quantity, one line per ``(a, β)`` of ``tables``."""
     fig, axes = plt.subplots(1, len(quantities), figsize=(4 * len(quantities), 3.6), sharey=True)
     for ax, q in zip(axes, quantities):
         for (alpha, beta), df in tables.items():
             if df.empty:
                 continue
             ls = "-" if alpha == 0.6 else "--"
-            ax.loglog(df.index, np.abs(df[f"gap_{q}"]), ls, marker="o", ms=3, label=f"α = {alpha:g}, β = {beta:g}")
+            ax.loglog(df.index, np.abs(df[f"gap_{q}"]), ls, marker="o", ms=3, label=f"a = {alpha:g}, β = {beta:g}")
         ax.set(xlabel="n", title=LABELS[q], xscale="log", yscale="log")
     axes[0].set_ylabel("relative gap")
     axes[0].legend(fontsize=7)
@@ -195,7 +195,7 @@ def plot_approach(plt, tables: dict, quantities=("mean_q2", "mean_s", "var_s")):
 
 
 def top_row(tables: dict, alpha: float, beta: float) -> tuple[int, float, float]:
-    """``(n, E[(S − n)/n^α], relative gap)`` at the largest ``n`` solved."""
+    """``(n, E[(S − n)/n^a], relative gap)`` at the largest ``n`` solved."""
     df = tables[alpha, beta]
     n = int(df.index.max())
     return n, float(df.loc[n, "mean_s"]), float(df.loc[n, "gap_mean_s"])
@@ -203,7 +203,7 @@ def top_row(tables: dict, alpha: float, beta: float) -> tuple[int, float, float]
 
 def values_markdown(tables: dict) -> str:
     """Markdown table of the scaled values with their relative gaps."""
-    head = "| α | β | n | β_eff | " + " | ".join(LABELS[q] for q in QUANTITIES) + " |"
+    head = "| a | β | n | β_eff | " + " | ".join(LABELS[q] for q in QUANTITIES) + " |"
     lines = [head, "|" + "---|" * (4 + len(QUANTITIES))]
     for (alpha, beta), df in tables.items():
         lim = gamma_limits(beta)
@@ -215,11 +215,11 @@ def values_markdown(tables: dict) -> str:
 
 
 def rates_markdown(fits: dict, predicted: dict | None = None) -> str:
-    """Markdown table of fitted rates ``(α, β, quantity) → RateFit``, with the
+    """Markdown table of fitted rates ``(a, β, quantity) → RateFit``, with the
     local exponents the Halfin–Whitt limit at ``β_eff`` predicts where given
-    (``predicted[(α, β)]``, for ``E[Q_2]/n^α``)."""
+    (``predicted[(a, β)]``, for ``E[Q_2]/n^a``)."""
     predicted = predicted or {}
-    lines = ["| α | β | quantity | n solved | p | ± | local exponents | predicted (HW limit at β_eff) | α − ½ |",
+    lines = ["| a | β | quantity | n solved | p | ± | local exponents | predicted (HW limit at β_eff) | a − ½ |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (alpha, beta, q), f in fits.items():
         loc = ", ".join(f"{p:.3f}" for p in f.local)
@@ -232,7 +232,7 @@ def rates_markdown(fits: dict, predicted: dict | None = None) -> str:
 
 def predicted_exponents(df, bc) -> np.ndarray:
     """Local exponents of ``|β_eff c(β_eff)/2 − 1|`` between consecutive ``n`` of
-    a table (``bc`` gives ``β c(β)``): the rate of ``E[Q_2]/n^α`` if the chain
+    a table (``bc`` gives ``β c(β)``): the rate of ``E[Q_2]/n^a`` if the chain
     sat at its Halfin–Whitt limit at ``β_eff``."""
     g = np.abs(np.array([bc(b) / 2 - 1 for b in df["beta_eff"]]))
     return -np.diff(np.log(g)) / np.diff(np.log(np.asarray(df.index, float)))
@@ -240,7 +240,7 @@ def predicted_exponents(df, bc) -> np.ndarray:
 
 def link_rows(chain: dict, bc, *, min_beta: float = 0.3):
     """The effective-β link on every stored row with ``β_eff >= min_beta``:
-    the chain's ``β E[Q_2]/n^α``, the Halfin–Whitt limit ``bc(β_eff)`` (a
+    the chain's ``β E[Q_2]/n^a``, the Halfin–Whitt limit ``bc(β_eff)`` (a
     callable giving ``β c(β)``), and ``share = |chain − limit| / |chain − 2|``."""
     import pandas as pd
 
@@ -252,9 +252,9 @@ def link_rows(chain: dict, bc, *, min_beta: float = 0.3):
         alpha, beta, n = float(a), float(b), int(n)
         y = beta * row["mean_q2"] / n ** alpha
         lim = bc(row["beta_eff"])
-        rows.append({"α": alpha, "β": beta, "n": n, "β_eff": row["beta_eff"], "chain": y,
+        rows.append({"a": alpha, "β": beta, "n": n, "β_eff": row["beta_eff"], "chain": y,
                      "β_eff c(β_eff)": lim, "share": abs(y - lim) / abs(y - 2)})
-    return pd.DataFrame(rows).sort_values(["α", "β", "n"]) if rows else pd.DataFrame(rows)
+    return pd.DataFrame(rows).sort_values(["a", "β", "n"]) if rows else pd.DataFrame(rows)
 
 
 def identity_gap(chain: dict) -> float:
@@ -298,16 +298,16 @@ def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> 
     """One sentence on what the chain reached at ``alpha`` (for the prose)."""
     df = tables.get((alpha, beta))
     if df is None or df.empty:
-        return (f"At α = {alpha:g}, β = {beta:g} the solver this chapter's rows were computed "
+        return (f"At a = {alpha:g}, β = {beta:g} the solver this chapter's rows were computed "
                 "with reached no n, so there is no rate to fit.")
     f = fits.get((alpha, beta, "mean_q2"))
     n_max, gap = int(df.index.max()), float(df["gap_mean_q2"].iloc[-1])
-    head = (f"At α = {alpha:g}, β = {beta:g} the chain was solved for {len(df)} values of n up to "
-            f"{n_max:,}, where E[Q₂]/n^α is {-gap:.0%} short of its limit")
+    head = (f"At a = {alpha:g}, β = {beta:g} the chain was solved for {len(df)} values of n up to "
+            f"{n_max:,}, where E[Q₂]/n^a is {-gap:.0%} short of its limit")
     if f is None:
         return head + "; too few points for a rate."
     return head + (f"; its gap falls like n^(−p), p = {f.p:.3f} ± {f.p_err:.3f}, "
-                   f"against α − ½ = {alpha - 0.5:.2f}.")
+                   f"against a − ½ = {alpha - 0.5:.2f}.")
 
 
 def sim_summary(mean: float, se: float, exact: float, limit: float, sim: dict) -> str:

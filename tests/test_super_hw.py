@@ -53,4 +53,4 @@ def test_alpha_summary_says_what_is_missing():
     df = pd.DataFrame({"gap_mean_q2": [-0.5, -0.4, -0.3]}, index=[1000, 10_000, 100_000])
     fits = {(0.75, 1.0, "mean_q2"): H.fit_rate(df.index, df["gap_mean_q2"])}
     text = H.alpha_summary({(0.75, 1.0): df}, fits, 0.75)
-    assert "100,000" in text and "30%" in text and "α − ½ = 0.25" in text
+    assert "100,000" in text and "30%" in text and "a − ½ = 0.25" in text
