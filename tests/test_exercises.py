@@ -69,8 +69,8 @@ def text(chapter: str) -> str:
     return (ROOT / f"{chapter}.md").read_text()
 
 
-def test_parts_hold_the_nineteen_science_chapters():
-    assert len(SCIENCE) == 19, SCIENCE
+def test_parts_hold_the_twenty_science_chapters():
+    assert len(SCIENCE) == 20, SCIENCE
 
 
 def test_no_hide_solutions():

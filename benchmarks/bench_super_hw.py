@@ -1,0 +1,139 @@
+"""Heavy part of chapters/super_hw.md: JSQ in the super-Halfin–Whitt window.
+
+Load ``1 − β' n^{−α}``, i.e. the Halfin–Whitt chain at ``β = β' n^{1/2−α}``.
+
+``chain`` mode writes benchmarks/super_hw_chain.json: for each (α, β', n) the
+exact stationary chain (qlib.halfin_whitt.stationary_jsq, tol 1e-12) with the
+raw moments the chapter scales (E[N], E[Q_2], E[Q_3], P(wait), Var X_1,
+Var X_2, Cov(X_1, X_2), Var(N) where the law is kept), their error
+estimates, the distribution function of Q_2/n^α on a grid (for the figure),
+the wall time, the solver version, or the error the solver raised.
+Existing rows are kept unless --redo; each row is written as it finishes.
+
+``sim`` mode writes benchmarks/super_hw_sim.json: simulate_jsq at α = 0.75,
+β' = 2, n = 10⁵, 8 equal batches (burn-in and window in units of the time scale n^{2α−1}).
+
+Run (minutes to an hour; the solver may come from another tree):
+    PYTHONPATH=<tree> nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain [--alpha 0.6] [--n 10000 ...]
+    nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py sim
+    .venv/bin/python benchmarks/bench_super_hw.py --smoke     (n = 2000, α = 0.6, writes nothing)
+"""
+import argparse
+import json
+import math
+import pathlib
+import subprocess
+import time
+
+import numpy as np
+
+import qlib
+from qlib.halfin_whitt import SOLVER_VERSION, simulate_jsq, stationary_jsq
+
+HERE = pathlib.Path(__file__).parent
+OUT_CHAIN = HERE / "super_hw_chain.json"
+OUT_SIM = HERE / "super_hw_sim.json"
+ALPHAS = (0.6, 0.75)
+BETAS = (0.5, 1.0, 2.0)
+NS = (1000, 3162, 10_000, 31_623, 100_000, 316_228, 1_000_000)
+CDF_POINTS = 241            # the distribution function of Q_2/n^α on [0, 12/β']
+
+
+def _solver_tree():
+    root = pathlib.Path(qlib.__file__).resolve().parent.parent
+    if (root / "HEAD").exists():        # a snapshot of a committed tree
+        return f"{root} @ {(root / 'HEAD').read_text().strip()}"
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        head = "?"
+    return f"{root} @ {head}"
+
+
+def chain_row(n, alpha, beta_p, tol=1e-12):
+    """One exact solve, reduced to what the chapter needs."""
+    t0 = time.perf_counter()
+    st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=3000.0, max_memory=2e10,
+                        max_states=2e10)
+    keys = ("mean_tasks", "mean_q2", "mean_q3", "mean_idle", "p_wait", "var_x1", "var_x2",
+            "cov_x1x2", "mean_waiting")
+    row = {k: float(getattr(st, k)) for k in keys}
+    row["err"] = {k: float(st.error_estimates[k]) for k in keys}
+    if st.pi is not None:
+        tasks = np.asarray(st.states, float).sum(axis=1)
+        row["var_tasks"] = float(np.asarray(st.pi) @ (tasks - st.mean_tasks) ** 2)
+    x = np.linspace(0.0, 12.0 / beta_p, CDF_POINTS)
+    cdf = np.cumsum(st.q2_pmf)
+    k = np.minimum(np.floor(x * n ** alpha).astype(int), n)
+    row["cdf_x"] = x.tolist()
+    row["cdf_q2"] = cdf[k].tolist()
+    row.update(beta_eff=float(st.beta), method=st.method, levels=int(st.levels),
+               truncated_mass=float(st.truncated_mass), tol=tol,
+               wall=time.perf_counter() - t0, solver_version=SOLVER_VERSION)
+    return row
+
+
+def run_chain(alphas, ns, betas, redo=False, smoke=False):
+    data = json.loads(OUT_CHAIN.read_text()) if OUT_CHAIN.exists() and not redo and not smoke else {}
+    for alpha in alphas:
+        for n in ns:
+            for beta_p in betas:
+                key = f"{alpha}/{beta_p}/{n}"
+                if "mean_tasks" in data.get(key, {}) and not redo:
+                    continue
+                t0 = time.perf_counter()
+                try:
+                    row = chain_row(n, alpha, beta_p)
+                except Exception as e:  # record what the solver cannot do
+                    row = {"error": f"{type(e).__name__}: {e}"[:300], "wall": time.perf_counter() - t0,
+                           "solver_version": SOLVER_VERSION}
+                row["solver_tree"] = _solver_tree()
+                data[key] = row
+                data["_solver"] = "qlib.halfin_whitt.stationary_jsq, tol 1e-12"
+                if not smoke:
+                    OUT_CHAIN.write_text(json.dumps(data, indent=0))
+                print(key, {k: v for k, v in row.items() if not k.startswith("cdf")}, flush=True)
+    return data
+
+
+def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0, batches=8, seed=20261207):
+    """One long run; burn-in and window in units of the time scale n^{2α−1}."""
+    scale = n ** (2 * alpha - 1)
+    q2 = int(round(2 / beta_p * n ** alpha))          # start at the limit's mean
+    t0 = time.perf_counter()
+    r = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
+                     burn_in=burn_units * scale, seed=seed, initial=[n, q2], record_dt=scale / 20,
+                     batches=batches)
+    b = np.asarray(r.batch_averages)                   # n − Q1, Q2, Q3, N − Q1, 1{Q1 = n}
+    s_batches = (b[:, 3] - b[:, 0]) / n ** alpha      # (N − n)/n^α per batch
+    out = {"n": n, "alpha": alpha, "beta_p": beta_p, "scale": scale, "burn_units": burn_units,
+           "window_units": window_units, "seed": seed, "initial_q2": q2,
+           "s_batches": s_batches.tolist(), "q2_batches": (b[:, 1] / n ** alpha).tolist(),
+           "pwait": r.p_wait, "pwait_se": r.p_wait_se, "batches": int(r.batches),
+           "batch_length": float(r.batch_length), "corr_length": float(r.corr_length),
+           "batch_lag1": float(r.batch_lag1), "se_reliable": bool(r.se_reliable),
+           "events": int(r.events), "wall": time.perf_counter() - t0,
+           "path_t": (np.asarray(r.times) / scale).tolist(),
+           "path_s": ((np.asarray(r.x1) + np.asarray(r.x2) + np.asarray(r.x3)) * n ** (0.5 - alpha)).tolist()}
+    OUT_SIM.write_text(json.dumps(out, indent=0))
+    print({k: v for k, v in out.items() if not k.startswith(("path", "s_b", "q2_b"))}, flush=True)
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", nargs="?", default="chain", choices=("chain", "sim"))
+    ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
+    ap.add_argument("--beta", type=float, nargs="*", default=list(BETAS))
+    ap.add_argument("--n", type=int, nargs="*", default=list(NS))
+    ap.add_argument("--window", type=float, default=16.0)
+    ap.add_argument("--redo", action="store_true")
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        run_chain((0.6,), (2000,), (2.0,), smoke=True)
+    elif a.mode == "chain":
+        run_chain(a.alpha, a.n, a.beta, redo=a.redo)
+    else:
+        run_sim(window_units=a.window)
