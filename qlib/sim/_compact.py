@@ -1,6 +1,36 @@
 """The fast path's compact pieces: counter-mode random words and neighbours computed from a position.
 
 Used by :mod:`qlib.sim.uniformized`, whose module notes describe the method.
+
+The fast path near the hardware:
+
+* the state is the queue lengths alone, ``uint8`` (1 byte per server); a
+  queue that reaches the top of the tracked levels stops the kernel, which
+  then grows the levels and, past 255 (65 535), widens the state to
+  ``uint16`` (``uint32``): a queue length never wraps;
+* ring, 2-D torus and complete-graph neighbours are computed, not read (any
+  other graph is read from its CSR arrays); on an
+  :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
+  and the like) no adjacency arrays exist at all, and a run holds one byte
+  per server while it runs (five at its end, with the ``int32`` final
+  queues);
+* every random number is a function of the step index (SplitMix64 in counter
+  mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
+  drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
+  never depends on the state; from ``n = 2**17`` on the kernel draws 64
+  steps ahead and asks for the cache line of each future server, so that
+  the memory misses of that many steps overlap;
+* one 64-bit draw ``r`` per step: the 128-bit product ``r n`` gives the
+  server (its high word, uniform on ``0..n-1``) and the kind of step (its
+  low word, a uniform fraction, against ``2**64 λ / (λ + 1)``); given both,
+  ``r`` ranges over about ``2**64 / n`` consecutive integers, so its low bits
+  are uniform and independent of them: bits 0-1 pick the ring or torus
+  neighbour, bit 2 breaks a two-way tie.  A second counter stream (same
+  step index) draws the one neighbour of a CSR or complete graph and
+  breaks ties of three or more; ``k - 1 >= 2`` distinct neighbours are
+  drawn by rejection from SplitMix64 seeded with that draw;
+* a one-neighbour step is written without a branch on its kind: a
+  potential departure compares a server with itself.
 """
 from __future__ import annotations
 

@@ -6,6 +6,29 @@ its arrival's looked positions (the position itself, then every neighbour or
 ``choices - 1`` distinct ones) are mapped to servers through that epoch's
 permutation (:mod:`qlib.sim._permute`) and their cache lines requested, as the
 static fast path does.
+
+Resampled placements (``mu > 0``): the uniformization rate is ``Λ = n (λ +
+1) + μ`` (``μ`` finite), and a step whose fraction falls in the top ``μ /
+Λ`` is a resampling epoch.  The servers of the positions an arrival looks
+at are found when its step is drawn, 64 steps ahead at large ``n`` (the
+epoch there is known: the epochs are steps too), and their cache lines are
+requested then: under ``mu = inf`` they are distinct uniform servers (exact
+in law), under finite ``mu`` the images of the positions under the epoch's
+keyed Feistel permutation (``qlib.sim._permute``; a pseudo-random
+permutation, the approximation named and measured there).  The state stays
+the one byte per server; the permutation is computed, not stored.
+
+In the kernel ``uniformized._run`` (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``;
+0: static): step ``k`` is a resampling epoch if ``f >= T2`` (``pk[6]``,
+``rmode`` 1), a potential departure if ``T <= f < T2``; the servers an
+arrival looks at are found when the step is drawn, ``buf.size`` steps
+ahead (the epoch at the head of the draws is known there; with
+``buf.size == 1``, when the step runs), into row ``k mod 2 buf.size``
+of ``sv`` (their count in its last column), and their lines are
+requested: ``rmode`` 1 maps the looked positions
+through the head epoch's Feistel permutation (``qlib.sim._permute``;
+round functions drawn as tables into ``tab``, epoch 0 the identity), ``rmode`` 2 draws distinct
+uniform servers.  ``st[_EP]`` counts the epochs run.
 """
 from __future__ import annotations
 

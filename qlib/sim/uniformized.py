@@ -23,46 +23,11 @@ has the stationary law of the continuous-time chain, so at stationarity the
 estimator's expectation is the stationary mean exactly, with less variance
 than the integral over the random holding times.
 
-Near the hardware:
+How the kernel stays near the hardware (one byte of state per server, computed
+neighbours, counter-mode random numbers, draws ahead) is told in
+:mod:`qlib.sim._compact`.
 
-* the state is the queue lengths alone, ``uint8`` (1 byte per server); a
-  queue that reaches the top of the tracked levels stops the kernel, which
-  then grows the levels and, past 255 (65 535), widens the state to
-  ``uint16`` (``uint32``): a queue length never wraps;
-* ring, 2-D torus and complete-graph neighbours are computed, not read (any
-  other graph is read from its CSR arrays); on an
-  :class:`~qlib.graphs.ImplicitGraph` (``graphs.ring(n, implicit=True)``
-  and the like) no adjacency arrays exist at all, and a run holds one byte
-  per server while it runs (five at its end, with the ``int32`` final
-  queues);
-* every random number is a function of the step index (SplitMix64 in counter
-  mode: step ``k`` uses ``mix(key + k γ)``, with key and odd increment ``γ``
-  drawn from the seed's ``numpy.random.SeedSequence``), so what a step draws
-  never depends on the state; from ``n = 2**17`` on the kernel draws 64
-  steps ahead and asks for the cache line of each future server, so that
-  the memory misses of that many steps overlap;
-* one 64-bit draw ``r`` per step: the 128-bit product ``r n`` gives the
-  server (its high word, uniform on ``0..n-1``) and the kind of step (its
-  low word, a uniform fraction, against ``2**64 λ / (λ + 1)``); given both,
-  ``r`` ranges over about ``2**64 / n`` consecutive integers, so its low bits
-  are uniform and independent of them: bits 0-1 pick the ring or torus
-  neighbour, bit 2 breaks a two-way tie.  A second counter stream (same
-  step index) draws the one neighbour of a CSR or complete graph and
-  breaks ties of three or more; ``k - 1 >= 2`` distinct neighbours are
-  drawn by rejection from SplitMix64 seeded with that draw;
-* a one-neighbour step is written without a branch on its kind: a
-  potential departure compares a server with itself.
-
-Resampled placements (``mu > 0``): the uniformization rate is ``Λ = n (λ +
-1) + μ`` (``μ`` finite), and a step whose fraction falls in the top ``μ /
-Λ`` is a resampling epoch.  The servers of the positions an arrival looks
-at are found when its step is drawn, 64 steps ahead at large ``n`` (the
-epoch there is known: the epochs are steps too), and their cache lines are
-requested then: under ``mu = inf`` they are distinct uniform servers (exact
-in law), under finite ``mu`` the images of the positions under the epoch's
-keyed Feistel permutation (``qlib.sim._permute``; a pseudo-random
-permutation, the approximation named and measured there).  The state stays
-the one byte per server; the permutation is computed, not stored.
+Resampled placements (``mu > 0``, each epoch a step): see :mod:`qlib.sim._lookahead`.
 """
 from __future__ import annotations
 
@@ -201,17 +166,8 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     needed and calls again: every draw is a function of the step index, so
     the run is the same bit for bit).
 
-    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``;
-    0: static): step ``k`` is a resampling epoch if ``f >= T2`` (``pk[6]``,
-    ``rmode`` 1), a potential departure if ``T <= f < T2``; the servers an
-    arrival looks at are found when the step is drawn, ``buf.size`` steps
-    ahead (the epoch at the head of the draws is known there; with
-    ``buf.size == 1``, when the step runs), into row ``k mod 2 buf.size``
-    of ``sv`` (their count in its last column), and their lines are
-    requested: ``rmode`` 1 maps the looked positions
-    through the head epoch's Feistel permutation (``qlib.sim._permute``;
-    round functions drawn as tables into ``tab``, epoch 0 the identity), ``rmode`` 2 draws distinct
-    uniform servers.  ``st[_EP]`` counts the epochs run.
+    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``; 0: static):
+    :mod:`qlib.sim._lookahead` says how the looked-at servers are found.
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
