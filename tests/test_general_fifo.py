@@ -24,7 +24,7 @@ from qlib.sim.general import _simulate_general, simulate_general
 
 def _fields(r):
     return {f.name: getattr(r, f.name) for f in dataclasses.fields(r)
-            if f.name not in ("wall_time", "service")}
+            if f.name not in ("wall_time", "service", "stream")}   # the old kernel names no stream
 
 
 def _bitwise(a, b, *, sorted_response=False):

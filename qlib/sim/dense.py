@@ -58,6 +58,7 @@ import numpy as np
 from qlib import _validate as V
 from qlib.sim._compact import _GOLD, _mix, _mul128
 from qlib.sim.start import _seed
+from qlib.stats._results import fields_eq
 
 if TYPE_CHECKING:   # names for the annotations only
     from qlib.graphs import Graph
@@ -142,6 +143,7 @@ def _check_offsets(n, offsets):
     return S
 
 
+@fields_eq
 @dataclass(frozen=True)
 class DenseResult:
     """What :func:`simulate_dense` returns.

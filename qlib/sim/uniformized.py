@@ -25,9 +25,9 @@ than the integral over the random holding times.
 
 How the kernel stays near the hardware (one byte of state per server, computed
 neighbours, counter-mode random numbers, draws ahead) is told in
-:mod:`qlib.sim._compact`.
+``qlib.sim._compact``.
 
-Resampled placements (``mu > 0``, each epoch a step): see :mod:`qlib.sim._lookahead`.
+Resampled placements (``mu > 0``, each epoch a step): see ``qlib.sim._lookahead``.
 """
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     the run is the same bit for bit).
 
     Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``; 0: static):
-    :mod:`qlib.sim._lookahead` says how the looked-at servers are found.
+    ``qlib.sim._lookahead`` says how the looked-at servers are found.
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
