@@ -29,17 +29,13 @@ def _rows(data):
                 yield f"{key}/{n}", row
 
 
-# ht_chain.json is regenerated with SOLVER_VERSION 3 for beta = 0.5, 1, 2, 4 (beta = 0.5 by the
-# structured solver from n = 300, the Q_3 sectors streamed one at a time).  beta = 0.25 is
-# regenerated row by row (benchmarks/bench_ht_constants.py chain 0.25 --kw='{"max_seconds":
-# 120, "tol": 1e-11}'): at small n servers with four tasks carry mass there and the rows
-# need the adaptive solver, minutes of CPU per row.  The mark is strict, so the test fails
-# (XPASS) the day the file is complete and the mark must go.
-_PARTIAL = pytest.mark.xfail(strict=True, reason="rows of solver version < 3 remain: "
-                             "benchmarks/bench_ht_constants.py chain 0.25")
+# Every row of the three files is at SOLVER_VERSION 3.  ht_chain.json's beta = 0.25 rows
+# were solved with benchmarks/bench_ht_constants.py chain 0.25 --kw='{"max_seconds": 120,
+# "tol": 1e-11}' (the adaptive solver where servers with four tasks carry mass, 34-304 s
+# of CPU per row; n = 1000 and 1400 structurally, the four-task mass in their errors).
 
 
-@pytest.mark.parametrize("name", [pytest.param("ht_chain.json", marks=_PARTIAL),
+@pytest.mark.parametrize("name", ["ht_chain.json",
                                   "ht_chain_tight.json", "ht_alternatives_chain.json"])
 def test_stored_chain_is_current(name):
     data = json.loads((BENCH / name).read_text())
