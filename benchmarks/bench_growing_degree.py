@@ -56,6 +56,7 @@ import _smoke  # noqa: E402
 
 N_FLUID, T_END, BURN, REPS = 5000, 700.0, 200.0, 48
 REPS_LARGE_ALL, LARGE_ALL_DEGREE = 16, 12
+PILOT_REPS = 4                  # the pilot the replication counts were sized on (its runs are the first replications)
 DEGREES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 LAMS = (0.7, 0.9, 0.95)
 STAR_STATES, STAR_MAX_DEGREE = 60_000, 6
@@ -98,7 +99,7 @@ def fluid_runs(previous: dict | None = None, save=None) -> dict:
     cells = [old.get((d, pol, lam)) or dict(degree=d, policy=pol, lam=lam, R=[], q1=[], halves=[], seconds=0.0)
              for d in DEGREES for pol in ("all", "one") for lam in LAMS]
     out = dict(n=N_FLUID, t_end=T_END, burn_in=BURN, replications=REPS, replications_large_all=REPS_LARGE_ALL,
-               large_all_degree=LARGE_ALL_DEGREE, cells=cells)
+               large_all_degree=LARGE_ALL_DEGREE, pilot_replications=PILOT_REPS, cells=cells)
     # the cheap cells first: one neighbour, then the whole neighbourhood by degree
     for c in sorted(cells, key=lambda c: (c["policy"] == "all", c["degree"])):
         d, pol, lam = c["degree"], c["policy"], c["lam"]
