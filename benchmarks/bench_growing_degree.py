@@ -1,6 +1,6 @@
 """How large a degree makes a static random graph as good as the complete graph (writes growing_degree.json).
 
-Two parts, each a section of ``benchmarks/growing_degree.json``:
+Four parts, each a section of ``benchmarks/growing_degree.json``:
 
 ``--fluid``: static random ``d``-regular graphs (``qlib.graphs.random_regular``,
 ``n = 5000``, one graph per degree) for ``d`` in ``DEGREES``, both policies
@@ -8,8 +8,9 @@ Two parts, each a section of ``benchmarks/growing_degree.json``:
 neighbour), ``λ ∈ {0.7, 0.9, 0.95}``: independent replications of
 ``qlib.sim.simulate_uniformized`` per cell (window ``T_END``, burn-in
 ``BURN``, empty start; ``REPS`` per cell, ``REPS_LARGE_ALL`` for the whole
-neighbourhood from degree ``LARGE_ALL_DEGREE``, whose replications cost a scan
-of ``d + 1`` queues per arrival and whose pilot already resolved 1 %), storing per replication the mean response time, the
+neighbourhood from degree ``LARGE_ALL_DEGREE``, whose replications cost a
+scan of ``d + 1`` queues per arrival and whose pilot already resolved
+1 %), storing per replication the mean response time, the
 busy fraction q(1) and the response time of each half of the window (for the
 halves burn-in test).  Then the closures of the static graph at each degree:
 the star (``qlib.meanfield.star``) where ``d <= STAR_MAX_DEGREE`` and its chain has at most
@@ -30,17 +31,22 @@ graph at the fluid part's ``n`` and loads (``fluid_clique``).
 uniform random ``d``-regular graph simulated by the CSR kernel
 (``simulate_uniformized``), ``C_REPS`` replications each, E[Q₂]/√n.
 
-The replication counts were sized on a pilot of 4 replications per cell (8
-for ``--compare``): enough for the noisiest cells' 1 % tests (closures,
-halves) to resolve their margin with 80 % power at the pilot's s.d.
+The replication counts were sized once, on a pilot of ``PILOT_REPS``
+replications per cell (8 for ``--compare``), from the pilot's s.d. and the
+margins fixed before it: at 80 % power per cell the noisiest fluid cells'
+1 % tests needed up to 38 (closures) and 57 (halves, a ring at λ = 0.95)
+replications, the whole neighbourhood from ``LARGE_ALL_DEGREE`` at most 17;
+the comparison's 10 % needed 13 pairs at the pilot's s.d. and 30 at its
+upper 90 % limit.
 ``--extend`` (with ``--fluid`` or ``--compare``) runs only the replications a
 stored section lacks: replication ``i`` of a cell always takes child ``i`` of
 the cell's ``SeedSequence``, so the extended section is the one a full run
 writes.
 
 Not run by the tests; ``nice python benchmarks/bench_growing_degree.py --fluid``
-(about 40 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12), ``--compare`` (about 3).  ``--smoke``: tiny runs of
-both, written under ``$BENCH_SMOKE_OUT``.
+(about 15 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12),
+``--compare`` (about 2).  ``--smoke``: tiny runs of all four, written under
+``$BENCH_SMOKE_OUT``.
 """
 import json
 import math

@@ -31,8 +31,9 @@ from qlib.stats.tost import replications_for_equivalence
 
 __all__ = ["stored", "glue_numbers", "fluid_cells", "limit", "resampled", "excess", "crossing", "fluid_crossing",
            "closure_degree", "cross_table", "fluid_table", "closure_errors", "closure_check", "fluid_halves",
-           "diffusion_halves", "burn_in_verdict", "reps_needed", "design_hours", "diffusion_cells", "degree_table", "gap_check",
-           "above_check", "compare_check", "plot_excess", "plot_diffusion", "plot_ratio", "slopes", "SEQUENCE_LABELS"]
+           "diffusion_halves", "burn_in_verdict", "reps_needed", "design_hours", "diffusion_cells", "degree_table",
+           "gap_check", "above_check", "compare_check", "plot_excess", "plot_diffusion", "plot_ratio", "slopes",
+           "SEQUENCE_LABELS"]
 
 #: How each diffusion-scale degree sequence is written in the text.
 SEQUENCE_LABELS = {"log2": r"$\log^2 n$", "sqrt": r"$\sqrt{n}$", "sqrtlog": r"$\sqrt{n}\,\log n$",
