@@ -172,8 +172,8 @@ def test_stationary_jsq_bounds_cover_the_error(n, beta, method):
     # where they could fail).  Where the structured solve answers, the default
     # solve against one at tol 1e-14.  Where the adaptive solver answers (heavy
     # load, small n), the default solve is the adaptive one at its admission
-    # threshold 1e-10 (the finest tol can ask for is 1e-12, at three times the
-    # states and ten times the CPU of 1e-10): it is the fine one, against the
+    # threshold 1e-10 (the finest tol can ask for is 1e-12: twice the states and
+    # two to four times the CPU of 1e-10 here, 30 s at n = 9): it is the fine one, against the
     # adaptive solver at 1e-8.  The default's bounds against the brute force:
     # test_error_estimates_cover_brute_force_at_heavy_load and chapter solver_check.
     default = stationary_jsq(n, beta)
