@@ -3,15 +3,56 @@ solver's true errors against its error estimates, and its figure.
 """
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import types
 from dataclasses import dataclass
 
 import numpy as np
 
-from qlib.halfin_whitt import stationary_jsq
-from qlib.halfin_whitt.brute import BruteForceConverged, estimate_ratios
+from qlib.halfin_whitt import SOLVER_VERSION, stationary_jsq
+from qlib.halfin_whitt.brute import QUANTITIES, BruteForceConverged, estimate_ratios
 from qlib.halfin_whitt.chain_fsp import stationary_jsq_fsp
 
-__all__ = ["EstimateTable", "estimate_table", "plot_estimates", "truncation_gaps"]
+__all__ = ["EstimateTable", "estimate_table", "plot_estimates", "solve_20", "stored_solve",
+           "truncation_gaps"]
+
+#: the stored solve of ``stationary_jsq(20, 0.5, tol=1e-6)`` (``benchmarks/bench_solver_check.py``)
+STORE = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "solver_check_fsp.json"
+
+
+def solve_20(n: int = 20, beta: float = 0.5, tol: float = 1e-6) -> dict:
+    """The call the chapter checks at ``(n, β) = (20, 0.5)``, ``stationary_jsq(n, beta, tol=tol)``
+    (half a minute of CPU there: the adaptive solver at its threshold 1e-10), as the plain dict
+    that ``benchmarks/solver_check_fsp.json`` stores: ``n``, ``beta``, ``tol``, ``method``,
+    ``lam_total``, the quantities of :data:`qlib.halfin_whitt.brute.QUANTITIES`, their
+    ``error_estimates`` and the ``solver_version`` that wrote it.
+
+    Examples
+    --------
+    >>> d = solve_20(9, 1.0)
+    >>> d["method"], d["n"], sorted(d["error_estimates"]) == sorted(QUANTITIES)
+    ('fsp', 9, True)
+    """
+    st = stationary_jsq(n, beta, tol=tol)
+    return {"n": n, "beta": beta, "tol": tol, "method": st.method, "lam_total": float(st.lam_total),
+            **{q: float(getattr(st, q)) for q in QUANTITIES},
+            "error_estimates": {q: float(st.error_estimates[q]) for q in QUANTITIES},
+            "solver_version": SOLVER_VERSION}
+
+
+def stored_solve(full: bool | None = None) -> types.SimpleNamespace:
+    """:func:`solve_20` read from ``benchmarks/solver_check_fsp.json``, as an object
+    :func:`~qlib.halfin_whitt.brute.estimate_ratios` reads; solved again (and not
+    written) where ``full`` (default: ``FULL`` set in the environment), where the file
+    is missing or where it was written by an older solver (``SOLVER_VERSION``)."""
+    full = bool(os.environ.get("FULL")) if full is None else full
+    d = json.loads(STORE.read_text()) if STORE.exists() and not full else {}
+    if d.get("solver_version") != SOLVER_VERSION:
+        d = solve_20()
+    return types.SimpleNamespace(**d)
+
 
 
 @dataclass(frozen=True)
@@ -72,7 +113,7 @@ def _rows(label, st, ref):
 
 
 def estimate_table(ref16: BruteForceConverged, ref20: BruteForceConverged,
-                   tols16: tuple[float, ...] = (1e-8, 1e-10)) -> EstimateTable:
+                   tols16: tuple[float, ...] = (1e-8, 1e-10), st20=None) -> EstimateTable:
     """The adaptive solver's true errors and estimates at ``n = 16, β = 1`` and ``n = 20, β = 0.5``.
 
     At ``n = 16`` the adaptive solver :func:`~qlib.halfin_whitt.chain_fsp.stationary_jsq_fsp`
@@ -86,6 +127,9 @@ def estimate_table(ref16: BruteForceConverged, ref20: BruteForceConverged,
         The brute force at ``(16, 1)`` and ``(20, 0.5)``.
     tols16 : tuple of float
         The admission thresholds at ``n = 16``.
+    st20 : StationaryJSQ or types.SimpleNamespace, optional
+        The result of ``stationary_jsq(20, 0.5, tol=1e-6)`` if already at hand (the
+        stored one of :func:`stored_solve`); solved here when ``None``.
 
     Returns
     -------
@@ -101,7 +145,7 @@ def estimate_table(ref16: BruteForceConverged, ref20: BruteForceConverged,
     """
     rows = [r for tol in tols16 for r in _rows(f"n = 16, fsp at {tol:g}",
                                                stationary_jsq_fsp(16, 1.0, tol=tol), ref16)]
-    st20 = stationary_jsq(20, 0.5, tol=1e-6)
+    st20 = stationary_jsq(20, 0.5, tol=1e-6) if st20 is None else st20
     what = f"fsp at {min(1e-10, 100 * 1e-6):g}" if st20.method == "fsp" else f"{st20.method} at tol 1e-06"
     rows += _rows(f"n = 20, β = 0.5, {what}", st20, ref20)
     label, quantity, err, own, est = zip(*rows)

@@ -54,9 +54,9 @@ def pytest_ignore_collect(collection_path, config):
 #: so both workers finish together. (xdist's default reorder, by number of tests per file, sends
 #: these files last.) Only the order depends on this table.
 SLOW_FIRST = {
-    "test_heavy_traffic.py": 151, "test_benchmarks_smoke.py": 138, "test_simulate_jsq_se.py": 82,
-    "test_resampled_fast.py": 81, "test_graphs.py": 75, "test_layout.py": 50,
-    "test_uniformized.py": 40, "test_wheel.py": 29, "test_simulate.py": 21,
+    "test_heavy_traffic.py": 114, "test_benchmarks_smoke.py": 110, "test_simulate_jsq_se.py": 82,
+    "test_graphs.py": 75, "test_resampled_fast.py": 56, "test_uniformized.py": 40,
+    "test_simulate.py": 27, "test_layout.py": 19, "test_wheel.py": 12,
     "test_book_doctests.py": 17, "test_doctests.py": 14, "test_stats.py": 13,
     "test_ht_part3_helpers.py": 11, "test_exact_converge.py": 11, "test_result_shape.py": 11,
     "test_occupancy_chain_adaptive.py": 9, "test_ring_window_reuse.py": 9, "test_sweep.py": 9,

@@ -59,3 +59,11 @@ def test_stored_wait_given_wait_is_at_least_one():
 
 def test_version_is_an_int():
     assert isinstance(SOLVER_VERSION, int) and SOLVER_VERSION >= 1
+
+
+def test_stored_solver_check_solve_is_current():
+    # chapter solver_check reads the adaptive solver's answer at n = 20, beta = 0.5 from here
+    # (and solves it again, a minute of CPU, when the file is from an older solver)
+    data = json.loads((BENCH / "solver_check_fsp.json").read_text())
+    assert data["solver_version"] == SOLVER_VERSION, "regenerate with benchmarks/bench_solver_check.py"
+    assert (data["n"], data["beta"], data["tol"], data["method"]) == (20, 0.5, 1e-6, "fsp")

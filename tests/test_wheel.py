@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ("test_stats.py", "test_graphs.py", "test_verdict.py", "test_jackknife.py")
 #: the sample's compile-only test, left out of it (see test_wheel_passes_the_library_tests)
 WIDE = "test_kernels_run_64_bit_graphs_bit_for_bit"
+#: the sample's coverage studies (hundreds of runs of batch means: what they check is the
+#: statistics, the same source in the tree and in the wheel), left out of it too
+STUDIES = ("test_stats.py::test_batch_means_coverage_mm1", "test_stats.py::test_batch_means_coverage_ar1")
 
 
 def tracked():
@@ -157,8 +160,10 @@ def test_wheel_passes_the_library_tests(installed):
         else:
             shutil.copy(ROOT / "tests" / f, here / "tests" / f)
     # the sample leaves out the one test that only compiles every kernel again for int64
-    # graphs (a minute of numba compilation; it runs in the tree, and in the full run here)
-    skip = [] if chosen == library else ["--deselect", f"tests/test_graphs.py::{WIDE}"]
+    # graphs (a minute of numba compilation) and the coverage studies of batch means (ten
+    # seconds of CPU); they run in the tree, and in the full run here
+    skip = [] if chosen == library else [
+        a for t in (f"test_graphs.py::{WIDE}", *STUDIES) for a in ("--deselect", f"tests/{t}")]
     out = subprocess.run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *skip, "tests"],
                          cwd=here, env=env | {"QLIB_LIBRARY_ONLY": "1"},
                          capture_output=True, text=True, timeout=3600)

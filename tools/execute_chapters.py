@@ -33,28 +33,29 @@ from pathlib import Path
 import yaml
 
 # Longest first (the kernel CPU seconds of each chapter, measured with this
-# script on the 2-core CI machine, in the comments), so that the slowest chapters
-# do not start last: with two at a time the run ends near max(total / 2, longest).
+# script on the 2-core CI machine from a fresh clone, numba's cache empty, in the
+# comments), so that the slowest chapters do not start last: with two at a time
+# the run ends near max(total / 2, longest).
 # The rest follow in table-of-contents order. Only the order depends on this list.
 # simulator_check, general_service, experiments, ht_waiting and static_graphs
 # replay their recorded runs (benchmarks/*_runs.pkl.gz); with FULL=1 they run
 # them and take a minute or more each.
 _SLOW_FIRST = (
-    "ht_paths",          # 31
-    "ht_alternatives",   # 24
-    "finite_n",          # 23 (42 solving its exact chains at λ = 0.9 with FULL)
+    "ht_alternatives",   # 55
+    "finite_n",          # 48 (more with FULL, solving its exact chains at λ = 0.9)
+    "static_graphs",     # 46 (more with FULL, running its exact chains and cells)
+    "ht_paths",          # 43
     "fluid_limit",       # 21
-    "static_graphs",     # 19 (60 running its exact chains and cells)
-    "solver_check",      # 17
-    "tails",             # 17
-    "ht_stationary",     # 13
-    "equilibrium",       # 12
+    "general_service",   # 20 (minutes with FULL, running its simulations)
+    "tails",             # 16
+    "ht_stationary",     # 16
+    "ht_waiting",        # 13 (minutes with FULL)
     "best_degree",       # 12
+    "simulator_check",   # 11 (minutes with FULL)
     "ht_diffusion",      # 11
-    "simulator_check",   # 10 (106 running its simulations)
-    "general_service",   # 9 (85)
-    "ht_waiting",        # 8 (101)
-    "experiments",       # 7 (62)
+    "equilibrium",       # 11
+    "solver_check",      # about 10 (40 more with FULL, solving its n = 20 chain)
+    "experiments",       # 7 (a minute with FULL)
 )
 #: the chapters that replay recorded runs, slowest first when FULL=1 makes them run
 _RECORDED = ("simulator_check", "ht_waiting", "general_service", "static_graphs", "experiments")
