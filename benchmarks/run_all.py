@@ -45,7 +45,7 @@ SCRIPTS = ["bench_fluid.py", "bench_simulate.py", "bench_heavy_traffic.py",
            "bench_refined.py", "bench_occupancy_adaptive.py", "bench_service.py",
            "bench_ht_constants.py chain", "bench_ht_constants.py grid",
            "bench_ht_constants.py tight", "bench_ht_constants.py paths",
-           "bench_ht_alternatives.py"]   # "script [arguments]"
+           "bench_ht_alternatives.py", "bench_solver_check.py"]   # "script [arguments]"
 
 
 def machine():
