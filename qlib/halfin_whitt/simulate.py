@@ -427,6 +427,10 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     ``h/(m + 1)`` times the sum over the ``m + 1`` states the cell visits:
     the same mean from any start, with no more variance than the integral
     itself (``cumulative_wait`` and ``cum_wait_path`` too). No approximation.
+    Its stream depends on the grid: not on ``progress``, nor on ``batches``
+    where ``batches`` divides 4000 (the cells are the 4000 slices, summed per
+    batch), but on ``record_dt`` (its points are cell ends), unlike the
+    event kernel's, which neither changes.
 
     Standard errors: the window ``[burn_in, t_end]`` is cut into 4000
     slices, and the batches are groups of consecutive slices. By default
