@@ -1,13 +1,16 @@
 """How large a degree makes a static random graph as good as the complete graph (writes growing_degree.json).
 
-Two parts, each a section of ``benchmarks/growing_degree.json``:
+Four parts, each a section of ``benchmarks/growing_degree.json``:
 
 ``--fluid``: static random ``d``-regular graphs (``qlib.graphs.random_regular``,
 ``n = 5000``, one graph per degree) for ``d`` in ``DEGREES``, both policies
 (``choices=None``, the whole closed neighbourhood; ``choices=2``, one sampled
-neighbour), ``λ ∈ {0.7, 0.9, 0.95}``: ``REPS`` independent replications of
+neighbour), ``λ ∈ {0.7, 0.9, 0.95}``: independent replications of
 ``qlib.sim.simulate_uniformized`` per cell (window ``T_END``, burn-in
-``BURN``, empty start), storing per replication the mean response time, the
+``BURN``, empty start; ``REPS`` per cell, ``REPS_LARGE_ALL`` for the whole
+neighbourhood from degree ``LARGE_ALL_DEGREE``, whose replications cost a
+scan of ``d + 1`` queues per arrival and whose pilot already resolved
+1 %), storing per replication the mean response time, the
 busy fraction q(1) and the response time of each half of the window (for the
 halves burn-in test).  Then the closures of the static graph at each degree:
 the star (``qlib.meanfield.star``) where ``d <= STAR_MAX_DEGREE`` and its chain has at most
@@ -28,9 +31,22 @@ graph at the fluid part's ``n`` and loads (``fluid_clique``).
 uniform random ``d``-regular graph simulated by the CSR kernel
 (``simulate_uniformized``), ``C_REPS`` replications each, E[Q₂]/√n.
 
+The replication counts were sized once, on a pilot of ``PILOT_REPS``
+replications per cell (8 for ``--compare``), from the pilot's s.d. and the
+margins fixed before it: at 80 % power per cell the noisiest fluid cells'
+1 % tests needed up to 38 (closures) and 57 (halves, a ring at λ = 0.95)
+replications, the whole neighbourhood from ``LARGE_ALL_DEGREE`` at most 17;
+the comparison's 10 % needed 13 pairs at the pilot's s.d. and 30 at its
+upper 90 % limit.
+``--extend`` (with ``--fluid`` or ``--compare``) runs only the replications a
+stored section lacks: replication ``i`` of a cell always takes child ``i`` of
+the cell's ``SeedSequence``, so the extended section is the one a full run
+writes.
+
 Not run by the tests; ``nice python benchmarks/bench_growing_degree.py --fluid``
-(about 6 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12), ``--compare`` (about 1).  ``--smoke``: tiny runs of
-both, written under ``$BENCH_SMOKE_OUT``.
+(about 15 CPU minutes), ``--closures`` (about 2), ``--diffusion`` (about 12),
+``--compare`` (about 2).  ``--smoke``: tiny runs of all four, written under
+``$BENCH_SMOKE_OUT``.
 """
 import json
 import math
@@ -44,7 +60,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _smoke  # noqa: E402
 
-N_FLUID, T_END, BURN, REPS = 5000, 700.0, 200.0, 4
+N_FLUID, T_END, BURN, REPS = 5000, 700.0, 200.0, 48
+REPS_LARGE_ALL, LARGE_ALL_DEGREE = 16, 12
+PILOT_REPS = 4                  # the pilot the replication counts were sized on (its runs are the first replications)
 DEGREES = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 LAMS = (0.7, 0.9, 0.95)
 STAR_STATES, STAR_MAX_DEGREE = 60_000, 6
@@ -53,9 +71,10 @@ NS = (1000, 2000, 5000, 10000, 20000)
 D_REPS, D_BURN = 4, 100.0
 D_T_END = {"log2": 400.0, "sqrt": 400.0, "sqrtlog": 2500.0, "n075": 2500.0}
 SEQUENCES = ("log2", "sqrt", "sqrtlog", "n075")
-C_N, C_D, C_REPS, C_T_END = 2000, 340, 8, 1500.0
+C_N, C_D, C_REPS, C_T_END = 2000, 340, 24, 1500.0
 if _smoke.SMOKE:
-    N_FLUID, T_END, BURN, REPS, DEGREES, LAMS = 200, 40.0, 10.0, 2, (2, 8), (0.9,)
+    N_FLUID, T_END, BURN, REPS, DEGREES, LAMS = 200, 40.0, 10.0, 3, (2, 8), (0.9,)
+    REPS_LARGE_ALL, LARGE_ALL_DEGREE = 2, 8
     NS, D_REPS, D_BURN = (400,), 2, 10.0
     D_T_END = dict.fromkeys(SEQUENCES, 40.0)
     C_N, C_D, C_REPS, C_T_END = 200, 34, 2, 40.0
@@ -73,27 +92,40 @@ def seed_of(*key) -> int:
     return zlib.crc32(" ".join(map(str, key)).encode())
 
 
-def fluid_runs() -> dict:
+def reps_of(policy: str, d: int) -> int:
+    """The replications of fluid cell ``(policy, d)``."""
+    return REPS_LARGE_ALL if policy == "all" and d >= LARGE_ALL_DEGREE else REPS
+
+
+def fluid_runs(previous: dict | None = None, save=None) -> dict:
+    """The fluid section; with ``previous``, only the replications its cells lack (``save`` called after each cell)."""
     from qlib import graphs
     from qlib.sim import simulate_uniformized
-    cells = []
-    for d in DEGREES:
+    old = {(c["degree"], c["policy"], c["lam"]): c for c in (previous or {}).get("cells", [])}
+    cells = [old.get((d, pol, lam)) or dict(degree=d, policy=pol, lam=lam, R=[], q1=[], halves=[], seconds=0.0)
+             for d in DEGREES for pol in ("all", "one") for lam in LAMS]
+    out = dict(n=N_FLUID, t_end=T_END, burn_in=BURN, replications=REPS, replications_large_all=REPS_LARGE_ALL,
+               large_all_degree=LARGE_ALL_DEGREE, pilot_replications=PILOT_REPS, cells=cells)
+    # the cheap cells first: one neighbour, then the whole neighbourhood by degree
+    for c in sorted(cells, key=lambda c: (c["policy"] == "all", c["degree"])):
+        d, pol, lam = c["degree"], c["policy"], c["lam"]
+        todo = range(len(c["R"]), reps_of(pol, d))
+        if not todo:
+            continue
         g = graphs.random_regular(N_FLUID, d, seed=seed_of("graph", d))
-        for pol, ch in (("all", None), ("one", 2)):
-            for lam in LAMS:
-                t0 = time.perf_counter()
-                ss = np.random.SeedSequence(seed_of("fluid", d, pol, lam)).spawn(REPS)
-                R, q1, halves = [], [], []
-                for s in ss:
-                    r = simulate_uniformized(g, lam, t_end=T_END, burn_in=BURN, seed=s, choices=ch,
-                                             batches=2, warn=False)
-                    R.append(float(r.mean_response_time))
-                    q1.append(float(r.occupancy[1]))
-                    halves.append([float(x) for x in r.batch_response_time])
-                cells.append(dict(degree=d, policy=pol, lam=lam, R=R, q1=q1, halves=halves,
-                                  seconds=time.perf_counter() - t0))
-                print("fluid", d, pol, lam, np.mean(R), cells[-1]["seconds"], flush=True)
-    return dict(n=N_FLUID, t_end=T_END, burn_in=BURN, replications=REPS, cells=cells)
+        t0 = time.process_time()
+        ss = np.random.SeedSequence(seed_of("fluid", d, pol, lam)).spawn(reps_of(pol, d))
+        for i in todo:
+            r = simulate_uniformized(g, lam, t_end=T_END, burn_in=BURN, seed=ss[i], choices=None if pol == "all" else 2,
+                                     batches=2, warn=False)
+            c["R"].append(float(r.mean_response_time))
+            c["q1"].append(float(r.occupancy[1]))
+            c["halves"].append([float(x) for x in r.batch_response_time])
+        c["seconds"] += time.process_time() - t0
+        print("fluid", d, pol, lam, len(c["R"]), np.mean(c["R"]), c["seconds"], flush=True)
+        if save is not None:
+            save(out)
+    return out
 
 
 def closures() -> list:
@@ -153,8 +185,11 @@ def diffusion_runs() -> dict:
                 fluid_clique=clique)
 
 
-def compare_runs() -> dict:
-    """The circulant (dense kernel) against a uniform random regular graph (CSR kernel), same n, d, load."""
+def compare_runs(previous: dict | None = None, save=None) -> dict:
+    """The circulant (dense kernel) against a uniform random regular graph (CSR kernel), same n, d, load.
+
+    With ``previous``, only the replications it lacks.
+    """
     from qlib import graphs
     from qlib.sim import simulate_uniformized
     from qlib.sim import dense
@@ -163,21 +198,32 @@ def compare_runs() -> dict:
     g = graphs.random_regular(n, d, seed=seed_of("compare graph"))
     S = dense.random_circulant(n, d, seed=seed_of("compare circulant"))
     out = dict(n=n, degree=d, lam=lam, t_end=t_end, burn_in=D_BURN, regular=[], circulant=[])
-    for s in np.random.SeedSequence(seed_of("compare")).spawn(reps):
+    if previous is not None:
+        out["regular"], out["circulant"] = list(previous["regular"]), list(previous["circulant"])
+    for s in np.random.SeedSequence(seed_of("compare")).spawn(reps)[len(out["regular"]):]:
         r = simulate_uniformized(g, lam, t_end=t_end, burn_in=D_BURN, seed=s, batches=2, warn=False)
         out["regular"].append(float(r.occupancy[2]) * math.sqrt(n))
         out["circulant"].append(float(dense.simulate_dense(n, S, lam, t_end=t_end, burn_in=D_BURN, seed=s).q[2])
                                 * math.sqrt(n))
-        print("compare", out["regular"][-1], out["circulant"][-1], flush=True)
+        print("compare", len(out["regular"]), out["regular"][-1], out["circulant"][-1], flush=True)
+        if save is not None:
+            save(out)
     return out
 
 
 def main(argv) -> None:
     out = json.loads(path.read_text()) if path.exists() else {}
+    extend = "--extend" in argv and not _smoke.SMOKE
     for section, run in (("fluid", fluid_runs), ("closures", closures), ("diffusion", diffusion_runs),
                          ("compare", compare_runs)):
         if f"--{section}" in argv or _smoke.SMOKE:
-            out[section] = run()
+            def save(part, section=section):
+                out[section] = part
+                path.write_text(json.dumps(out, indent=1))
+            if section in ("fluid", "compare"):
+                out[section] = run(out.get(section) if extend else None, save if extend else None)
+            else:
+                out[section] = run()
             path.write_text(json.dumps(out, indent=1))     # each section stored as soon as it is done
 
 

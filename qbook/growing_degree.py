@@ -10,7 +10,8 @@ complete-graph limit of its policy (1 for all neighbours, the supermarket
 model's ``R`` for one).  Diffusion-scale cells are ``(sequence, n) -> dict``
 of E[Q₂]/√n and √n P(wait) with their standard errors.  Intervals are 95 %
 Student-``t`` over independent replications.  The ``plot_*`` functions draw
-on axes the caller owns.
+on axes the caller owns; the ``*_check`` functions return the chapter's
+:class:`~qlib.stats.Check` records, their margins passed in by the chapter.
 """
 from __future__ import annotations
 
@@ -25,10 +26,13 @@ import numpy as np
 
 from qlib.meanfield import choices, fluid
 from qlib.meanfield.degrees import DegreeDistribution
-from qlib.stats import replication_ci, t_quantile
+from qlib.stats import Check, burn_in_family, equivalence, replication_ci, t_quantile
+from qlib.stats.tost import replications_for_equivalence
 
-__all__ = ["stored", "fluid_cells", "limit", "resampled", "excess", "crossing", "fluid_crossing",
-           "fluid_table", "diffusion_cells", "plot_excess", "plot_diffusion", "plot_ratio", "slopes",
+__all__ = ["stored", "glue_numbers", "fluid_cells", "limit", "resampled", "excess", "crossing", "fluid_crossing",
+           "closure_degree", "cross_table", "fluid_table", "closure_errors", "closure_check", "fluid_halves",
+           "diffusion_halves", "burn_in_verdict", "reps_needed", "design_hours", "diffusion_cells", "degree_table",
+           "gap_check", "above_check", "compare_check", "plot_excess", "plot_diffusion", "plot_ratio", "slopes",
            "SEQUENCE_LABELS"]
 
 #: How each diffusion-scale degree sequence is written in the text.
@@ -46,6 +50,13 @@ def stored(name: str = "growing_degree.json", root: str | pathlib.Path | None = 
     True
     """
     return json.loads(((_BASE if root is None else pathlib.Path(root)) / name).read_text())
+
+
+def glue_numbers(prefix: str, values: Mapping[str, Any]) -> None:
+    """Glue each value under ``f"{prefix}-{key}"`` (integers as ``int``, the rest as ``float``), not displayed."""
+    from myst_nb import glue
+    for k, v in values.items():
+        glue(f"{prefix}-{k}", int(v) if isinstance(v, (int, np.integer)) else float(v), display=False)
 
 
 def fluid_cells(data: Mapping) -> dict[tuple[str, int, float], tuple[float, float, int]]:
@@ -150,29 +161,143 @@ def fluid_crossing(policy: str, lam: float, target: float = 0.01, d_max: int = 2
     return None
 
 
-def fluid_table(cells: Mapping, closures: Sequence[Mapping], policy: str, lams: Sequence[float]) -> str:
-    """Markdown: per degree and load the simulated ``R`` ± half-width, the static closure, the resampled value.
+def fluid_table(cells: Mapping, closures: Sequence[Mapping], policies: Sequence[str], lams: Sequence[float]) -> str:
+    """Markdown: per policy, degree and load the simulated ``R`` ± half-width, the static closure, the resampled value.
 
     Examples
     --------
     >>> cl = [dict(degree=2, lam=0.9, all_kind="star", all_R=2.5, one_R=3.3)]
-    >>> print(fluid_table({("all", 2, 0.9): (2.52, 0.005, 3)}, cl, "all", (0.9,)).splitlines()[2])
-    | 2 | star | 2.520 ± 0.016 | 2.500 | 2.028 |
+    >>> print(fluid_table({("all", 2, 0.9): (2.52, 0.005, 3)}, cl, ["all"], (0.9,)).splitlines()[2])
+    | all | 2 | star | 2.520 ± 0.016 | 2.500 | 2.028 |
     """
     cl = {(c["degree"], c["lam"]): c for c in closures}
-    degs = sorted({d for p, d, _ in cells if p == policy})
-    head = "| $d$ | closure | " + " | ".join(f"$\\lambda = {l}$: simulated | closure | resampled" for l in lams) + " |"
-    rows = [head, "|" + "---|" * (2 + 3 * len(lams))]
-    for d in degs:
-        kind = cl[d, lams[0]][f"{policy}_kind"] if policy == "all" else "pair"
-        parts = []
-        for l in lams:
-            m, se, df = cells[policy, d, l]
-            parts += [f"{m:.3f} ± {float(t_quantile(0.975, df)) * se:.3f}", f"{cl[d, l][f'{policy}_R']:.3f}",
-                      f"{resampled(policy, l, d):.3f}"]
-        kinds = {cl[d, l][f"{policy}_kind"] for l in lams} if policy == "all" else {"pair"}
-        rows.append(f"| {d} | {'/'.join(sorted(kinds)) if len(kinds) > 1 else kind} | " + " | ".join(parts) + " |")
+    head = "| policy | $d$ | closure | " + " | ".join(f"$\\lambda = {l}$: simulated | closure | resampled"
+                                                    for l in lams) + " |"
+    rows = [head, "|" + "---|" * (3 + 3 * len(lams))]
+    for policy in policies:
+        for d in sorted({d for p, d, _ in cells if p == policy}):
+            parts = []
+            for l in lams:
+                m, se, df = cells[policy, d, l]
+                parts += [f"{m:.3f} ± {float(t_quantile(0.975, df)) * se:.3f}", f"{cl[d, l][f'{policy}_R']:.3f}",
+                          f"{resampled(policy, l, d):.3f}"]
+            kinds = sorted({cl[d, l][f"{policy}_kind"] for l in lams}) if policy == "all" else ["pair"]
+            rows.append(f"| {policy} | {d} | {'/'.join(kinds)} | " + " | ".join(parts) + " |")
     return "\n".join(rows)
+
+
+def closure_degree(closures: Sequence[Mapping], policy: str, lam: float, degrees: Sequence[int],
+                   target: float = 0.01) -> int | None:
+    """The first grid degree at which the static closure's ``R`` is within ``target`` of the limit.
+
+    Examples
+    --------
+    >>> cl = [dict(degree=d, lam=0.9, all_R=1 + 0.1 / d) for d in (2, 8, 16)]
+    >>> closure_degree(cl, "all", 0.9, (2, 8, 16))
+    16
+    """
+    cl = {(c["degree"], c["lam"]): c for c in closures}
+    return min((d for d in sorted(degrees) if cl[d, lam][f"{policy}_R"] <= (1 + target) * limit(policy, lam)),
+               default=None)
+
+
+def cross_table(cross: Mapping, closures: Sequence[Mapping], degrees: Sequence[int]) -> str:
+    """Markdown: per ``(policy, λ)`` of ``cross`` the interpolated 1 % degree, its bracket, the closure's and the
+    resampled graph's degree (``None`` brackets end past the grid: ``>d_max``).
+
+    Examples
+    --------
+    >>> cl = [dict(degree=d, lam=0.7, all_R=1.001) for d in (8, 16)]
+    >>> print(cross_table({("all", 0.7): dict(d=12.6, low=8, high=None)}, cl, (8, 16)).splitlines()[2])
+    | all | 0.7 | 13 | 8–>16 | 8 | 12 |
+    """
+    rows = ["| policy | λ | degree | bracket | closure | resampled |", "|---|---|---|---|---|---|"]
+    for (p, lam), c in cross.items():
+        d = "–" if c["d"] is None else f"{c['d']:.0f}"
+        rows.append(f"| {p} | {lam} | {d} | {c['low']}–{c['high'] or f'>{max(degrees)}'} | "
+                    f"{closure_degree(closures, p, lam, degrees)} | {fluid_crossing(p, lam)} |")
+    return "\n".join(rows)
+
+
+def closure_errors(cells: Mapping, closures: Sequence[Mapping]) -> dict[tuple, tuple[float, str, float, float, int]]:
+    """``(policy, d, λ) -> (closure R, kind, closure/simulation − 1, its s.e. (delta method), df)``.
+
+    Examples
+    --------
+    >>> cl = [dict(degree=3, lam=0.9, all_R=2.2, all_kind="star", one_R=3.0, one_kind="pair")]
+    >>> e = closure_errors({("all", 3, 0.9): (2.0, 0.02, 9)}, cl)["all", 3, 0.9]
+    >>> e[1], round(e[2], 3), round(e[3], 4)
+    ('star', 0.1, 0.011)
+    """
+    cl = {(p, c["degree"], c["lam"]): (c[f"{p}_R"], c[f"{p}_kind"]) for c in closures for p in ("all", "one")}
+    out = {}
+    for k, (m, se, df) in cells.items():
+        R, kind = cl[k]
+        out[k] = (R, kind, R / m - 1, R * se / m ** 2, df)
+    return out
+
+
+def closure_check(errors: Mapping, keys: Sequence, margin: float, claim: str) -> Check:
+    """TOST (Bonferroni over ``keys``): every closure within ``margin`` (relative) of its simulated ``R``."""
+    e = np.array([errors[k][2:] for k in keys], float)
+    return Check.from_equivalence(equivalence(e[:, 0], np.maximum(e[:, 1], 1e-9), e[:, 2], margin), claim,
+                                  percent=True)
+
+
+def fluid_halves(data: Mapping, keep=None) -> dict[tuple, np.ndarray]:
+    """``(policy, d, λ) -> (replications, 2)`` half-window response times of the fluid cells in which some task
+    waited (``np.ptp > 0``), restricted to the keys for which ``keep(key)`` is true."""
+    out = {}
+    for c in data["cells"]:
+        k, h = (c["policy"], c["degree"], c["lam"]), np.asarray(c["halves"], float)
+        if np.ptp(h) > 0 and (keep is None or keep(k)):
+            out[k] = h
+    return out
+
+
+def diffusion_halves(data: Mapping, sequences: Sequence[str]) -> dict[tuple, np.ndarray]:
+    """``(sequence, n) -> (replications, 2)`` half-window E[Q₂]/√n of the diffusion cells of ``sequences``."""
+    return {(c["sequence"], c["n"]): np.array([r["q2_halves"] for r in c["reps"]], float)
+            for c in data["cells"] if c["sequence"] in sequences}
+
+
+def burn_in_verdict(halves: Mapping, margin: float, claim: str) -> Check:
+    """The halves test of every cell (intersection–union, ``margin`` relative to each cell's mean), as the line of
+    its worst cell, with ``claim`` followed by ``", worst of <cells>"``."""
+    b = burn_in_family(halves, margin, relative=True)
+    return Check.from_burn_in(b.checks[b.worst], f"{claim}, worst of {len(b)}")
+
+
+def reps_needed(halves: Mapping, margin: float) -> tuple[int, Any]:
+    """Replications for which every cell's halves test would resolve ``margin`` (relative to the cell's mean) with
+    80 % power at its present s.d. (intersection–union, per cell), and the cell that needs most.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> h = {"a": 1 + rng.normal(0, 0.01, (4, 2)), "b": 1 + rng.normal(0, 0.05, (4, 2))}
+    >>> reps_needed(h, 0.05)[1]
+    'b'
+    """
+    need = {}
+    for k, h in halves.items():
+        d = h[:, 0] - h[:, 1]
+        need[k] = replications_for_equivalence(max(float(d.std(ddof=1)), 1e-12), margin * abs(float(h.mean())),
+                                               method="iut", per="check", r_max=10 ** 6)
+    k = max(need, key=need.get)
+    return need[k], k
+
+
+def design_hours(data: Mapping, sequences: Sequence[str], reps: int) -> float:
+    """Hours of one core that ``reps`` replications of every diffusion cell of ``sequences`` would take, at the
+    stored runs' seconds per replication.
+
+    Examples
+    --------
+    >>> design_hours({"cells": [dict(sequence="sqrt", seconds=36.0, reps=[{}] * 4)]}, ["sqrt"], 400)
+    1.0
+    """
+    return sum(reps * c["seconds"] / len(c["reps"]) for c in data["cells"] if c["sequence"] in sequences) / 3600
 
 
 def diffusion_cells(data: Mapping) -> tuple[dict, dict]:
@@ -194,6 +319,51 @@ def diffusion_cells(data: Mapping) -> tuple[dict, dict]:
             row[k], row[k + "_se"] = float(ci.mean), float(ci.se)
         cells[c["sequence"], c["n"]] = row
     return cells, {e["n"]: e for e in data["exact"]}
+
+
+def gap_check(cells: Mapping, exact: Mapping, sequences: Sequence[str], n: int, margin: float, claim: str) -> Check:
+    """TOST (Bonferroni over sequences × {E[Q₂], P(wait)}): the graphs at ``n`` within ``margin`` of the complete graph."""
+    est = [cells[s, n][k] / exact[n][k] - 1 for k in ("q2", "pwait") for s in sequences]
+    se = [cells[s, n][k + "_se"] / exact[n][k] for k in ("q2", "pwait") for s in sequences]
+    return Check.from_equivalence(equivalence(est, se, cells[sequences[0], n]["df"], margin), claim, percent=True)
+
+
+def above_check(cells: Mapping, exact: Mapping, sequences: Sequence[str], n: int, margin: float, claim: str) -> Check:
+    """One-sided (Bonferroni over sequences × {E[Q₂], P(wait)}): every graph at ``n`` more than ``margin`` above the
+    complete graph.
+
+    The line's error is the complete graph's value over the graph's at the lowest 95 % lower bound of
+    ``graph / complete``, against ``1 / (1 + margin)``: the check passes when it is below.
+    """
+    gap = np.array([[cells[s, n][k] / exact[n][k] - 1, cells[s, n][k + "_se"] / exact[n][k]]
+                    for s in sequences for k in ("q2", "pwait")])
+    low = float(np.min(gap[:, 0] - float(t_quantile(1 - 0.05 / len(gap), cells[sequences[0], n]["df"])) * gap[:, 1]))
+    return Check.bound(claim, 1 / (1 + low) if low > -1 else math.inf, 1 / (1 + margin),
+                       method=f"one-sided t, Bonferroni over {len(gap)}", percent=True)
+
+
+def compare_check(data: Mapping, margin: float) -> Check:
+    """TOST: E[Q₂] on the circulant within ``margin`` (relative) of a uniform random regular graph's (``compare``)."""
+    cc, cr = replication_ci(data["circulant"]), replication_ci(data["regular"])
+    est = cc.mean / cr.mean - 1
+    se = math.hypot(cc.se / cr.mean, cc.mean * cr.se / cr.mean ** 2)
+    claim = f"circulant equals a random regular graph: E[Q2], n = {data['n']}, d = {data['degree']}"
+    return Check.from_equivalence(equivalence(est, se, cc.df + cr.df, margin), claim, percent=True)
+
+
+def degree_table(cells: Mapping, ns: Sequence[int]) -> str:
+    """Markdown: the degree of each sequence at each ``n`` (with ``√n`` for scale).
+
+    Examples
+    --------
+    >>> c = {(s, 100): dict(degree=d) for s, d in zip(SEQUENCE_LABELS, (22, 10, 46, 32))}
+    >>> print(degree_table(c, [100]).splitlines()[2])
+    | 100 | 22 | 10 | 46 | 32 | 10 |
+    """
+    rows = ["| $n$ | " + " | ".join(SEQUENCE_LABELS.values()) + r" | $\sqrt n$ |", "|---" * 6 + "|"]
+    rows += [f"| {n} | " + " | ".join(str(cells[s, n]["degree"]) for s in SEQUENCE_LABELS) + f" | {math.sqrt(n):.0f} |"
+             for n in ns]
+    return "\n".join(rows)
 
 
 def plot_excess(ax, exc: Mapping, policy: str, lams: Sequence[float], degrees: Sequence[int],

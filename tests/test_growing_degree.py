@@ -6,7 +6,8 @@
   (summed here independently of the library's recursion);
 * the crossing degree interpolates log-excess linearly in ``d`` and brackets
   by the intervals; ``None`` where the grid ends first;
-* the stored runs hold every cell of the design.
+* the closure degree and the one-sided "more than the margin above" check;
+* the stored runs hold every cell of the design, with its replications.
 """
 import math
 
@@ -40,5 +41,22 @@ def test_stored_design():
     f = data["fluid"]
     degs = {c["degree"] for c in f["cells"]}
     assert len(f["cells"]) == len(degs) * 2 * 3
-    assert all(len(c["R"]) == f["replications"] for c in f["cells"])
+    large = f["large_all_degree"]
+    assert all(len(c["R"]) == (f["replications_large_all"] if c["policy"] == "all" and c["degree"] >= large
+                               else f["replications"]) for c in f["cells"])
+    assert len(data["compare"]["regular"]) == len(data["compare"]["circulant"])
     assert {(c["degree"], c["lam"]) for c in data["closures"]} == {(d, l) for d in degs for l in (0.7, 0.9, 0.95)}
+
+
+def test_closure_degree():
+    cl = [dict(degree=d, lam=0.9, all_R=1 + 0.03 / d, one_R=3.0) for d in (2, 4, 8)]
+    assert gd.closure_degree(cl, "all", 0.9, (2, 4, 8)) == 4          # 1.0075 at d = 4, 1.015 at d = 2
+    assert gd.closure_degree(cl, "one", 0.9, (2, 4, 8)) is None       # 3.0 is above the supermarket model's 2.61
+
+
+def test_above_check():
+    exact = {100: dict(q2=1.0, pwait=1.0)}
+    cells = {("a", 100): dict(q2=2.0, q2_se=0.05, pwait=2.0, pwait_se=0.05, df=9)}
+    assert gd.above_check(cells, exact, ["a"], 100, 0.10, "far above").passed
+    cells["a", 100].update(q2=1.05)
+    assert not gd.above_check(cells, exact, ["a"], 100, 0.10, "5 % above").passed
