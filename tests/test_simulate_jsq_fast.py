@@ -1,4 +1,4 @@
-"""simulate_jsq's uniformized kernel (the default) is the model's chain, exactly in law.
+"""simulate_jsq's uniformized kernel (``kernel="uniformized"``, opt-in) is the model's chain, exactly in law.
 
 Checks that could fail, with margins fixed before any run:
 
@@ -81,7 +81,8 @@ def _relative_errors(n, beta, window, record_dt):
     x = np.array([[getattr(r, q) / truth[q] - 1.0 for q in QUANTITIES]
                   for r in (_quiet(n=n, beta=beta, t_end=window + BURN_IN, burn_in=BURN_IN,
                                    seed=100 * n + s, initial=init, batches=10,
-                                   record_dt=record_dt) for s in range(REPS))])
+                                   record_dt=record_dt, kernel="uniformized")
+                            for s in range(REPS))])
     return x.mean(axis=0), x.std(axis=0, ddof=1) / math.sqrt(REPS)
 
 
@@ -143,7 +144,7 @@ def test_stationary_waits_agree_with_the_event_kernel():
 def test_streams_are_named_and_seeded_runs_repeat():
     kw = dict(n=200, beta=1.0, t_end=60.0, burn_in=10.0, seed=3, record_dt=0.5,
               initial=(200, 30, 5), batches=5)
-    a, b = simulate_jsq(**kw), simulate_jsq(**kw, kernel="uniformized")
+    a, b = simulate_jsq(**kw, kernel="uniformized"), simulate_jsq(**kw, kernel="uniformized")
     assert a.stream == b.stream == UNIFORMIZED_STREAM == "uniformized-1"
     for f in ("mean_idle", "mean_q2", "mean_waiting", "p_wait", "cumulative_wait", "t_q3_zero",
               "events", "arrivals"):
@@ -151,6 +152,9 @@ def test_streams_are_named_and_seeded_runs_repeat():
     assert np.array_equal(a.x1, b.x1) and np.array_equal(a.waits, b.waits)
     e = simulate_jsq(**kw, kernel="event")
     assert e.stream == EVENT_STREAM == "event-1" and e.mean_q2 != a.mean_q2
+    # the default is the event kernel, bit for bit
+    d0 = simulate_jsq(**kw)
+    assert d0.stream == "event-1" and d0.mean_q2 == e.mean_q2 and np.array_equal(d0.x1, e.x1)
     assert "stream='uniformized-1'" in repr(a)
     d = a.to_dict(json=True)
     assert d["stream"] == "uniformized-1" and type(a).from_dict(d).stream == "uniformized-1"
@@ -162,7 +166,12 @@ def test_streams_are_named_and_seeded_runs_repeat():
 def test_event_kernel_keeps_its_numbers():
     # the event kernel's stream is the one of qlib 0.2 (these values were computed
     # before the uniformized kernel existed, at this seed)
-    r = _quiet(n=50, beta=1.0, t_end=2000, burn_in=100, seed=1, kernel="event")
+    for r in (_quiet(n=50, beta=1.0, t_end=2000, burn_in=100, seed=1, kernel=k)
+              for k in ("event", "auto")):
+        _check_qlib_02_numbers(r)
+
+
+def _check_qlib_02_numbers(r):
     assert r.stream == "event-1"
     assert (r.events, r.arrivals) == (172142, 86094)
     assert r.mean_q2 == pytest.approx(4.10357227991819, rel=1e-12)
