@@ -26,7 +26,12 @@ Checks that could fail, with margins fixed before any run:
   a fixed time vary too much between runs at this ``n`` for a 5 % margin to
   be resolvable in CI's budget; they are left to the first check (as time
   averages).
-* Same seed, same run; the streams are named; bad input raises.
+* **Exact transient laws at n = 10^5** (``Q_3`` from the overloaded start is
+  a pure death process, ``Q_1`` from the empty system Poisson before the
+  boundary), where the counts per cell take numba's large-mean Poisson branch
+  and the record points cut the cells: one Holm family at 1 %.
+* Same seed, same run; the streams are named; the default is the event
+  kernel, bit for bit; bad input raises.
 """
 import json
 import math
@@ -139,6 +144,36 @@ def test_stationary_waits_agree_with_the_event_kernel():
     print(eq.report("uniformized = event kernel, E[W | wait] at n = 50 (relative)"))
     assert float(eq.resolvable) < MARGIN
     assert eq.passed, eq.report()
+
+
+def test_exact_laws_at_large_counts_and_cut_cells():
+    # At n = 10^5 the counts per cell are Poisson of mean about 100 (numba's PTRS
+    # branch, not the small-mean one the other checks use), and record_dt = 0.25
+    # cuts the cells of 2.1/4000 inside (the state at a record point ends a partial
+    # cell). Two laws are exact there: from the overloaded start Q_3 is a pure death
+    # process (Q_2 < n), Q_3(t) ~ Binomial(Q_3(0), e^-t); from the empty system Q_1(t)
+    # ~ Poisson(λ_n (1 − e^-t)) while no server is full (at t <= 1 the mean is 30
+    # standard deviations below n). Exact standard errors; one Holm family at 1 %.
+    # Resolution (asserted): under 2 % of each mean (1.5 % at worst, Q_3 at t = 1),
+    # far below what a wrong uniformization rate or count law (tens of percent) or a
+    # departure from the wrong level would move these means.
+    n, reps, tt = 100_000, 400, np.array([0.25, 0.5, 1.0])
+    sq, lam = math.sqrt(n), n - math.sqrt(n)
+    m3 = math.ceil(sq)
+    idx = np.round(tt / 0.25).astype(int)
+    q3, q1 = [], []
+    for s in range(reps):
+        kw = dict(t_end=2.1, record_dt=0.25, batches=2, max_waits=0, kernel="uniformized")
+        q3.append(simulate_jsq(n, 1.0, seed=s, initial=(n, 2 * m3, m3), **kw).x3[idx] * sq)
+        q1.append(simulate_jsq(n, 1.0, seed=reps + s, **kw).x1[idx] * sq + n)
+    p = np.exp(-tt)
+    est = np.concatenate([np.mean(q3, axis=0), np.mean(q1, axis=0)])
+    tgt = np.concatenate([m3 * p, lam * (1 - p)])
+    se = np.sqrt(np.concatenate([m3 * p * (1 - p), lam * (1 - p)]) / reps)
+    fam = stats.simultaneous(est, se, np.inf, tgt, level=0.99)
+    print(fam.report("uniformized kernel: exact laws at n = 10^5"))
+    assert np.all(np.asarray(fam.detectable) < 0.02 * tgt)
+    assert fam.passed, fam.report()
 
 
 def test_streams_are_named_and_seeded_runs_repeat():
