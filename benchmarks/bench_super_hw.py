@@ -53,7 +53,7 @@ def _solver_tree():
 
 def chain_row(n, alpha, beta_p, tol=1e-12):
     """One exact solve, reduced to what the chapter needs."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=3000.0, max_memory=2e10,
                         max_states=2e10)
     keys = ("mean_tasks", "mean_q2", "mean_q3", "mean_idle", "p_wait", "var_x1", "var_x2",
@@ -70,12 +70,27 @@ def chain_row(n, alpha, beta_p, tol=1e-12):
     row["cdf_q2"] = cdf[k].tolist()
     row.update(beta_eff=float(st.beta), method=st.method, levels=int(st.levels),
                truncated_mass=float(st.truncated_mass), tol=tol,
-               wall=time.perf_counter() - t0, solver_version=SOLVER_VERSION)
+               wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
+               solver_version=SOLVER_VERSION)
     return row
 
 
-def run_chain(alphas, ns, betas, redo=False, smoke=False):
-    data = json.loads(OUT_CHAIN.read_text()) if OUT_CHAIN.exists() and not redo and not smoke else {}
+def _child(n, alpha, beta_p):
+    """One row in this process (the parent caps its CPU time): JSON on stdout."""
+    try:
+        row = chain_row(n, alpha, beta_p)
+    except Exception as e:  # record what the solver refuses
+        row = {"error": f"{type(e).__name__}: {e}"[:400], "solver_version": SOLVER_VERSION}
+    print("ROW " + json.dumps(row), flush=True)
+
+
+def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600):
+    """Each missing row (every selected row with ``redo``) in a child process
+    capped at ``cpu_limit`` CPU seconds; a row that hits the cap is stored
+    with the error and the cap."""
+    import resource
+    import sys
+    data = json.loads(OUT_CHAIN.read_text()) if OUT_CHAIN.exists() and not smoke else {}
     for alpha in alphas:
         for n in ns:
             for beta_p in betas:
@@ -83,18 +98,56 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False):
                 if "mean_tasks" in data.get(key, {}) and not redo:
                     continue
                 t0 = time.perf_counter()
-                try:
-                    row = chain_row(n, alpha, beta_p)
-                except Exception as e:  # record what the solver cannot do
-                    row = {"error": f"{type(e).__name__}: {e}"[:300], "wall": time.perf_counter() - t0,
+
+                def cap():
+                    resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 5))
+                p = subprocess.run([sys.executable, __file__, "row", "--alpha", str(alpha), "--beta",
+                                    str(beta_p), "--n", str(n)], preexec_fn=cap, capture_output=True,
+                                   text=True)
+                line = [ln for ln in p.stdout.splitlines() if ln.startswith("ROW ")]
+                if line:
+                    row = json.loads(line[-1][4:])
+                else:
+                    row = {"error": f"CPU limit: the solve was stopped at {cpu_limit} s of CPU "
+                                    f"(exit {p.returncode})", "cpu_limit": cpu_limit,
                            "solver_version": SOLVER_VERSION}
+                row["wall_total"] = time.perf_counter() - t0
                 row["solver_tree"] = _solver_tree()
                 data[key] = row
                 data["_solver"] = "qlib.halfin_whitt.stationary_jsq, tol 1e-12"
                 if not smoke:
                     OUT_CHAIN.write_text(json.dumps(data, indent=0))
-                print(key, {k: v for k, v in row.items() if not k.startswith("cdf")}, flush=True)
+                print(key, {k: v for k, v in row.items() if not k.startswith("cdf") and k != "err"},
+                      flush=True)
     return data
+
+
+def run_reps(n, alpha=0.75, beta_p=2.0, reps=10, burn_units=1.0, window_units=4.0, seed=20261208,
+             out_path=None):
+    """Independent replications, each from the limit's mean with its own burn-in;
+    burn-in and window in units of the time scale n^{2α−1}.  Per replication:
+    the time averages of (N − n)/n^α and Q_2/n^α over the window, P(wait),
+    the events and the CPU seconds."""
+    scale = n ** (2 * alpha - 1)
+    q2 = int(round(2 / beta_p * n ** alpha))
+    rows = []
+    for r in range(reps):
+        c0 = time.process_time()
+        res = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
+                           burn_in=burn_units * scale, seed=seed + r, initial=[n, q2], batches=2)
+        b = np.asarray(res.batch_averages).mean(axis=0)     # equal batches
+        rows.append({"s": float((b[3] - b[0]) / n ** alpha), "q2": float(b[1] / n ** alpha),
+                     "pwait": float(res.p_wait), "events": int(res.events),
+                     "cpu": time.process_time() - c0})
+        print(n, r, rows[-1], flush=True)
+    out = {"n": n, "alpha": alpha, "beta_p": beta_p, "scale": scale, "burn_units": burn_units,
+           "window_units": window_units, "seed": seed, "reps": reps, "initial_q2": q2,
+           "solver_tree": _solver_tree(), "rows": rows}
+    if out_path is not None:
+        data = json.loads(out_path.read_text()) if out_path.exists() else {}
+        data[f"{alpha}/{beta_p}/{n}"] = out
+        out_path.write_text(json.dumps(data, indent=1))
+    return out
 
 
 def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0, batches=8, seed=20261207):
@@ -123,7 +176,10 @@ def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", nargs="?", default="chain", choices=("chain", "sim"))
+    ap.add_argument("mode", nargs="?", default="chain", choices=("chain", "sim", "reps", "row"))
+    ap.add_argument("--cpu-limit", type=int, default=600)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--burn", type=float, default=1.0)
     ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
     ap.add_argument("--beta", type=float, nargs="*", default=list(BETAS))
     ap.add_argument("--n", type=int, nargs="*", default=list(NS))
@@ -133,7 +189,13 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.smoke:
         run_chain((0.6,), (2000,), (2.0,), smoke=True)
+    elif a.mode == "row":
+        _child(a.n[0], a.alpha[0], a.beta[0])
     elif a.mode == "chain":
-        run_chain(a.alpha, a.n, a.beta, redo=a.redo)
+        run_chain(a.alpha, a.n, a.beta, redo=a.redo, cpu_limit=a.cpu_limit)
+    elif a.mode == "reps":
+        for n in a.n:
+            run_reps(n, a.alpha[0], a.beta[0], reps=a.reps, burn_units=a.burn, window_units=a.window,
+                     out_path=OUT_SIM)
     else:
         run_sim(window_units=a.window)
