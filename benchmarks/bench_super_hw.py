@@ -51,11 +51,36 @@ def _solver_tree():
     return f"{root} @ {head}"
 
 
-def chain_row(n, alpha, beta_p, tol=1e-12):
-    """One exact solve, reduced to what the chapter needs."""
+TOLS = (1e-12, 1e-10, 1e-8, 1e-6)     # tried in turn: the first the structured solver accepts
+MAX_SECONDS = 450.0                   # its own CPU estimate (the child is capped at cpu_limit CPU seconds)
+
+
+def _sane(st):
+    """Finite values and the rate balance E[n − Q_1] = β√n (a solve that lost
+    its precision breaks it)."""
+    vals = (st.mean_tasks, st.mean_q2, st.mean_q3, st.p_wait, st.var_x1, st.var_x2)
+    return all(math.isfinite(v) for v in vals) and \
+        abs(st.balance_gap) <= 1e-6 * st.beta * math.sqrt(st.n) and 0 <= st.p_wait <= 1
+
+
+def chain_row(n, alpha, beta_p):
+    """One exact solve, reduced to what the chapter needs: the structured
+    solver (no adaptive fallback) at the tightest tol in TOLS it accepts
+    within MAX_SECONDS of estimated CPU; the refusals of tighter tols kept."""
     t0, c0 = time.perf_counter(), time.process_time()
-    st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=3000.0, max_memory=2e10,
-                        max_states=2e10)
+    refused = []
+    for tol in TOLS:
+        try:
+            st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=MAX_SECONDS,
+                                max_memory=2e10, max_states=2e10, fallback=False)
+            if _sane(st):
+                break
+            refused.append(f"tol {tol:g}: the solve is not finite or breaks the rate balance "
+                           f"(E[N] = {st.mean_tasks:.6g}, balance gap {st.balance_gap:.3g})")
+        except ValueError as e:
+            refused.append(f"tol {tol:g}: " + str(e)[:400])
+    else:
+        raise ValueError(" | ".join(refused))
     keys = ("mean_tasks", "mean_q2", "mean_q3", "mean_idle", "p_wait", "var_x1", "var_x2",
             "cov_x1x2", "mean_waiting")
     row = {k: float(getattr(st, k)) for k in keys}
@@ -70,8 +95,9 @@ def chain_row(n, alpha, beta_p, tol=1e-12):
     row["cdf_q2"] = cdf[k].tolist()
     row.update(beta_eff=float(st.beta), method=st.method, levels=int(st.levels),
                truncated_mass=float(st.truncated_mass), tol=tol,
+               mass_tail=float(st.mass_tail), mass_bound=float(st.mass_bound),
                wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
-               solver_version=SOLVER_VERSION)
+               solver_version=SOLVER_VERSION, refused=refused)
     return row
 
 
