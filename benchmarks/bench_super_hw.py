@@ -63,7 +63,7 @@ def _sane(st):
         abs(st.balance_gap) <= 1e-6 * st.beta * math.sqrt(st.n) and 0 <= st.p_wait <= 1
 
 
-def chain_row(n, alpha, beta_p):
+def chain_row(n, alpha, beta_p, max_seconds=MAX_SECONDS):
     """One exact solve, reduced to what the chapter needs: the structured
     solver (no adaptive fallback) at the tightest tol in TOLS it accepts
     within MAX_SECONDS of estimated CPU; the refusals of tighter tols kept."""
@@ -71,7 +71,7 @@ def chain_row(n, alpha, beta_p):
     refused = []
     for tol in TOLS:
         try:
-            st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=MAX_SECONDS,
+            st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=max_seconds,
                                 max_memory=2e10, max_states=2e10, fallback=False)
             if _sane(st):
                 break
@@ -101,16 +101,16 @@ def chain_row(n, alpha, beta_p):
     return row
 
 
-def _child(n, alpha, beta_p):
+def _child(n, alpha, beta_p, max_seconds=MAX_SECONDS):
     """One row in this process (the parent caps its CPU time): JSON on stdout."""
     try:
-        row = chain_row(n, alpha, beta_p)
+        row = chain_row(n, alpha, beta_p, max_seconds)
     except Exception as e:  # record what the solver refuses
         row = {"error": f"{type(e).__name__}: {e}"[:400], "solver_version": SOLVER_VERSION}
     print("ROW " + json.dumps(row), flush=True)
 
 
-def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600):
+def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600, max_seconds=MAX_SECONDS):
     """Each missing row (every selected row with ``redo``) in a child process
     capped at ``cpu_limit`` CPU seconds; a row that hits the cap is stored
     with the error and the cap."""
@@ -128,7 +128,8 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600):
                 def cap():
                     resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 5))
                 p = subprocess.run([sys.executable, __file__, "row", "--alpha", str(alpha), "--beta",
-                                    str(beta_p), "--n", str(n)], preexec_fn=cap, capture_output=True,
+                                    str(beta_p), "--n", str(n), "--max-seconds", str(max_seconds)],
+                                   preexec_fn=cap, capture_output=True,
                                    text=True)
                 line = [ln for ln in p.stdout.splitlines() if ln.startswith("ROW ")]
                 if line:
@@ -204,6 +205,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", nargs="?", default="chain", choices=("chain", "sim", "reps", "row"))
     ap.add_argument("--cpu-limit", type=int, default=600)
+    ap.add_argument("--max-seconds", type=float, default=MAX_SECONDS)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--burn", type=float, default=1.0)
     ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
@@ -216,9 +218,9 @@ if __name__ == "__main__":
     if a.smoke:
         run_chain((0.6,), (2000,), (2.0,), smoke=True)
     elif a.mode == "row":
-        _child(a.n[0], a.alpha[0], a.beta[0])
+        _child(a.n[0], a.alpha[0], a.beta[0], a.max_seconds)
     elif a.mode == "chain":
-        run_chain(a.alpha, a.n, a.beta, redo=a.redo, cpu_limit=a.cpu_limit)
+        run_chain(a.alpha, a.n, a.beta, redo=a.redo, cpu_limit=a.cpu_limit, max_seconds=a.max_seconds)
     elif a.mode == "reps":
         for n in a.n:
             run_reps(n, a.alpha[0], a.beta[0], reps=a.reps, burn_units=a.burn, window_units=a.window,

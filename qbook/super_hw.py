@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
            "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
-           "predicted_exponents", "alpha_summary", "sim_summary"]
+           "predicted_exponents", "alpha_summary", "sim_compare", "sim_markdown"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -288,7 +288,7 @@ def resolve_small(chain: dict, n_max: int) -> float:
         if key.startswith("_") or "mean_tasks" not in row or int(key.split("/")[2]) > n_max:
             continue
         n = int(key.split("/")[2])
-        st = stationary_jsq(n, row["beta_eff"], tol=row["tol"])
+        st = stationary_jsq(n, row["beta_eff"], tol=row["tol"], fallback=False)
         tol = row["err"]["mean_tasks"] + float(st.error_estimates["mean_tasks"]) + 1e-12 * n
         worst = max(worst, abs(st.mean_tasks - row["mean_tasks"]) / tol)
     return worst
@@ -310,12 +310,46 @@ def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> 
                    f"against a − ½ = {alpha - 0.5:.2f}.")
 
 
-def sim_summary(mean: float, se: float, exact: float, limit: float, sim: dict) -> str:
-    """The simulation paragraph's numbers, as a sentence, with the distance
-    between the run and the exact chain in standard errors."""
-    z = (mean - exact) / se
-    return (f"The simulated mean is {mean:.3f} ± {se:.3f} (standard error over {sim['batches']} "
-            f"batches; lag-1 correlation of the batch means {sim['batch_lag1']:.2f}), the exact "
-            f"chain's {exact:.3f}, the limit's {limit:g}. The margin is met, but the run lies "
-            f"{abs(z):.1f} standard errors {'below' if z < 0 else 'above'} the chain: more than "
-            f"the batch-means error explains.")
+def sim_compare(sim: dict, chain: dict, alpha: float = 0.75, beta: float = 2.0):
+    """Independent replications of ``simulate_jsq`` against the exact chain at
+    each ``n`` stored in both: a DataFrame indexed by ``n`` with the
+    replications, the window (units of ``n^{2a−1}``), the mean of
+    ``(S − n)/n^a`` over the replications with its standard error
+    (Student-t, ``reps − 1`` degrees of freedom), the chain's value, their
+    difference and ``t = difference / se``.
+
+    Examples
+    --------
+    >>> sim = {"0.75/2.0/1000": {"window_units": 4.0, "rows": [{"s": 0.6}, {"s": 0.7}, {"s": 0.8}]}}
+    >>> chain = {"0.75/2.0/1000": {"mean_tasks": 1000 + 0.7 * 1000 ** 0.75, "mean_q2": 1.0,
+    ...          "mean_q3": 0.0, "p_wait": 0.1, "var_x1": 0, "var_x2": 0, "cov_x1x2": 0}}
+    >>> round(float(sim_compare(sim, chain).loc[1000, "t"]), 9)
+    0.0
+    """
+    import pandas as pd
+    from qlib import stats
+
+    rows = []
+    for key, run in sim.items():
+        if key not in chain or "mean_tasks" not in chain[key]:
+            continue
+        a, b, n = key.split("/")
+        if float(a) != alpha or float(b) != beta:
+            continue
+        n = int(n)
+        ci = stats.replication_ci(np.array([r["s"] for r in run["rows"]]))
+        exact = scaled(chain[key], n, alpha)["mean_s"]
+        rows.append({"n": n, "reps": len(run["rows"]), "window": run["window_units"],
+                     "mean": float(ci.mean), "se": float(ci.se), "exact": exact,
+                     "diff": float(ci.mean) - exact, "t": (float(ci.mean) - exact) / float(ci.se)})
+    return pd.DataFrame(rows).set_index("n").sort_index() if rows else pd.DataFrame()
+
+
+def sim_markdown(cmp) -> str:
+    """Markdown table of :func:`sim_compare`."""
+    lines = ["| n | replications | window | simulated E[(S−n)/n^a] | exact chain | difference / s.e. |",
+             "|---|---|---|---|---|---|"]
+    for n, r in cmp.iterrows():
+        lines.append(f"| {n:,} | {int(r['reps'])} | {r['window']:g} | {r['mean']:.3f} ± {r['se']:.3f} | "
+                     f"{r['exact']:.3f} | {r['t']:+.2f} |")
+    return "\n".join(lines)
