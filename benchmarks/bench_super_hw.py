@@ -106,7 +106,7 @@ def _child(n, alpha, beta_p, max_seconds=MAX_SECONDS):
     try:
         row = chain_row(n, alpha, beta_p, max_seconds)
     except Exception as e:  # record what the solver refuses
-        row = {"error": f"{type(e).__name__}: {e}"[:400], "solver_version": SOLVER_VERSION}
+        row = {"error": f"{type(e).__name__}: {e}"[:2000], "solver_version": SOLVER_VERSION}
     print("ROW " + json.dumps(row), flush=True)
 
 
@@ -150,7 +150,7 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600, max_sec
 
 
 def run_reps(n, alpha=0.75, beta_p=2.0, reps=10, burn_units=1.0, window_units=4.0, seed=20261208,
-             out_path=None):
+             out_path=None, append=False):
     """Independent replications, each from the limit's mean with its own burn-in;
     burn-in and window in units of the time scale n^{2α−1}.  Per replication:
     the time averages of (N − n)/n^α and Q_2/n^α over the window, P(wait),
@@ -163,7 +163,7 @@ def run_reps(n, alpha=0.75, beta_p=2.0, reps=10, burn_units=1.0, window_units=4.
         res = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
                            burn_in=burn_units * scale, seed=seed + r, initial=[n, q2], batches=2)
         b = np.asarray(res.batch_averages).mean(axis=0)     # equal batches
-        rows.append({"s": float((b[3] - b[0]) / n ** alpha), "q2": float(b[1] / n ** alpha),
+        rows.append({"seed": seed + r, "s": float((b[3] - b[0]) / n ** alpha), "q2": float(b[1] / n ** alpha),
                      "pwait": float(res.p_wait), "events": int(res.events),
                      "cpu": time.process_time() - c0})
         print(n, r, rows[-1], flush=True)
@@ -172,6 +172,14 @@ def run_reps(n, alpha=0.75, beta_p=2.0, reps=10, burn_units=1.0, window_units=4.
            "solver_tree": _solver_tree(), "rows": rows}
     if out_path is not None:
         data = json.loads(out_path.read_text()) if out_path.exists() else {}
+        old = data.get(f"{alpha}/{beta_p}/{n}")
+        if append and old is not None:         # more replications of the same design, new seeds
+            same = all(old[k] == out[k] for k in ("burn_units", "window_units", "initial_q2"))
+            seeds = {r.get("seed", old["seed"] + i) for i, r in enumerate(old["rows"])}
+            if not same or seeds & {r["seed"] for r in rows}:
+                raise ValueError("append needs the same design and new seeds")
+            out["rows"] = old["rows"] + rows
+            out["seed"], out["reps"] = old["seed"], len(out["rows"])
         data[f"{alpha}/{beta_p}/{n}"] = out
         out_path.write_text(json.dumps(data, indent=1))
     return out
@@ -207,6 +215,8 @@ if __name__ == "__main__":
     ap.add_argument("--cpu-limit", type=int, default=600)
     ap.add_argument("--max-seconds", type=float, default=MAX_SECONDS)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=20261208)
+    ap.add_argument("--append", action="store_true")
     ap.add_argument("--burn", type=float, default=1.0)
     ap.add_argument("--alpha", type=float, nargs="*", default=list(ALPHAS))
     ap.add_argument("--beta", type=float, nargs="*", default=list(BETAS))
@@ -224,6 +234,6 @@ if __name__ == "__main__":
     elif a.mode == "reps":
         for n in a.n:
             run_reps(n, a.alpha[0], a.beta[0], reps=a.reps, burn_units=a.burn, window_units=a.window,
-                     out_path=OUT_SIM)
+                     seed=a.seed, out_path=OUT_SIM, append=a.append)
     else:
         run_sim(window_units=a.window)

@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
            "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
-           "predicted_exponents", "alpha_summary", "sim_compare", "sim_markdown"]
+           "predicted_exponents", "alpha_summary", "reach", "sim_compare", "sim_markdown"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -308,6 +308,60 @@ def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> 
         return head + "; too few points for a rate."
     return head + (f"; its gap falls like n^(−p), p = {f.p:.3f} ± {f.p_err:.3f}, "
                    f"against a − ½ = {alpha - 0.5:.2f}.")
+
+
+def _why(msg: str) -> str:
+    """The need and the limit out of the last complete refusal of the solver
+    in ``msg`` (refusals joined by ``" | "``), or the message itself.
+
+    Examples
+    --------
+    >>> _why("tol 1e-06: stationary_jsq(n = 9) needs 2e+09 states, about 1 GB and 900 s of CPU "
+    ...      "(10 Q_3 sectors of up to 3e+06 states predicted): above max_seconds = 60; raise it")
+    'tol 1e-06: 10 Q₃ sectors, 2e+09 states, 900 s of CPU predicted (above max_seconds)'
+    """
+    import re
+
+    for part in reversed(msg.split(" | ")):
+        m = re.search(r"(tol [0-9e.+-]+): .*?needs (.*?): above (\w+)", part)
+        if m:
+            need = m.group(2)
+            states = re.search(r"([0-9.e+]+) states", need)
+            cpu = re.search(r"([0-9.e+]+) s of CPU", need)
+            sect = re.search(r"\((\d+) Q_3 sectors", need)
+            what = f"{sect.group(1)} Q₃ sectors" if sect else "one sector"
+            return (f"{m.group(1)}: {what}, {states.group(1) if states else '?'} states, "
+                    f"{cpu.group(1) if cpu else '?'} s of CPU predicted (above {m.group(3)})")
+        m = re.search(r"(tol [0-9e.+-]+): the solve is not finite", part)
+        if m:
+            return f"{m.group(1)}: the Q₃ sectors lost their precision"
+        m = re.search(r"CPU limit: the solve was stopped at (\d+) s", part)
+        if m:
+            return f"stopped at the cap of {m.group(1)} s of CPU"
+    return msg[:160]
+
+
+def reach(chain: dict, alphas, betas, ns):
+    """What the stored rows do not give: a DataFrame of the grid's rows that
+    are missing or solved at a looser ``tol`` than the first tried, with the
+    reason (the solver's refusal: states, bytes, CPU and ``Q_3`` sectors
+    predicted, and the limit exceeded; or the CPU cap of the run)."""
+    import pandas as pd
+
+    rows = []
+    for a in alphas:
+        for b in betas:
+            for n in ns:
+                row = chain.get(f"{a}/{b}/{n}")
+                if row is None:
+                    rows.append({"a": a, "β": b, "n": n, "stored": "not run", "why": ""})
+                elif "mean_tasks" not in row:
+                    rows.append({"a": a, "β": b, "n": n, "stored": "refused",
+                                 "why": _why(row.get("error", ""))})
+                elif row.get("refused"):
+                    rows.append({"a": a, "β": b, "n": n, "stored": f"tol {row['tol']:g}",
+                                 "why": _why(" | ".join(row["refused"]))})
+    return pd.DataFrame(rows, columns=["a", "β", "n", "stored", "why"])
 
 
 def sim_compare(sim: dict, chain: dict, alpha: float = 0.75, beta: float = 2.0):
