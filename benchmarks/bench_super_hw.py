@@ -56,11 +56,12 @@ MAX_SECONDS = 450.0                   # its own CPU estimate (the child is cappe
 
 
 def _sane(st):
-    """Finite values and the rate balance E[n − Q_1] = β√n (a solve that lost
-    its precision breaks it)."""
+    """Finite values and the rate balance ``E[n − Q_1] = β√n`` up to the flux the
+    truncation blocks (a solve that lost its precision breaks it)."""
     vals = (st.mean_tasks, st.mean_q2, st.mean_q3, st.p_wait, st.var_x1, st.var_x2)
-    return all(math.isfinite(v) for v in vals) and \
-        abs(st.balance_gap) <= 1e-6 * st.beta * math.sqrt(st.n) and 0 <= st.p_wait <= 1
+    allowed = 2 * st.lam_total * st.truncated_mass + 1e-9 * st.beta * math.sqrt(st.n)
+    return all(math.isfinite(v) for v in vals) and abs(st.balance_gap) <= allowed \
+        and 0 <= st.p_wait <= 1
 
 
 def chain_row(n, alpha, beta_p, max_seconds=MAX_SECONDS):
@@ -68,18 +69,29 @@ def chain_row(n, alpha, beta_p, max_seconds=MAX_SECONDS):
     solver (no adaptive fallback) at the tightest tol in TOLS it accepts
     within MAX_SECONDS of estimated CPU; the refusals of tighter tols kept."""
     t0, c0 = time.perf_counter(), time.process_time()
-    refused = []
-    for tol in TOLS:
+    refused, st, st_tol = [], None, None
+    # the tightest tol first; after a refusal the loosest, and where that is refused too (the
+    # sectors needed grow as tol falls) so is every tol between: the row is out of reach;
+    # else the tols between, for the tightest one accepted
+    for tol in TOLS[:1] + TOLS[-1:] + TOLS[1:-1]:
+        if st is not None and st_tol <= tol:
+            continue
         try:
-            st = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=max_seconds,
-                                max_memory=2e10, max_states=2e10, fallback=False)
-            if _sane(st):
-                break
-            refused.append(f"tol {tol:g}: the solve is not finite or breaks the rate balance "
-                           f"(E[N] = {st.mean_tasks:.6g}, balance gap {st.balance_gap:.3g})")
+            cand = stationary_jsq(n, beta_p * n ** (0.5 - alpha), tol=tol, max_seconds=max_seconds,
+                                  max_memory=2e10, max_states=2e10, fallback=False)
         except ValueError as e:
             refused.append(f"tol {tol:g}: " + str(e)[:400])
-    else:
+            if tol == TOLS[-1]:
+                break
+            continue
+        if not _sane(cand):
+            refused.append(f"tol {tol:g}: the solve is not finite or breaks the rate balance "
+                           f"(E[N] = {cand.mean_tasks:.6g}, balance gap {cand.balance_gap:.3g})")
+            continue
+        st, st_tol = cand, tol
+        if tol in TOLS[:2]:
+            break
+    if st is None:
         raise ValueError(" | ".join(refused))
     keys = ("mean_tasks", "mean_q2", "mean_q3", "mean_idle", "p_wait", "var_x1", "var_x2",
             "cov_x1x2", "mean_waiting")
@@ -94,7 +106,7 @@ def chain_row(n, alpha, beta_p, max_seconds=MAX_SECONDS):
     row["cdf_x"] = x.tolist()
     row["cdf_q2"] = cdf[k].tolist()
     row.update(beta_eff=float(st.beta), method=st.method, levels=int(st.levels),
-               truncated_mass=float(st.truncated_mass), tol=tol,
+               truncated_mass=float(st.truncated_mass), tol=st_tol,
                mass_tail=float(st.mass_tail), mass_bound=float(st.mass_bound),
                wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
                solver_version=SOLVER_VERSION, refused=refused)
