@@ -152,10 +152,15 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600, max_sec
                            "solver_version": SOLVER_VERSION}
                 row["wall_total"] = time.perf_counter() - t0
                 row["solver_tree"] = _solver_tree()
+                if not smoke:       # read again: another run may have written rows meanwhile
+                    data = json.loads(OUT_CHAIN.read_text()) if OUT_CHAIN.exists() else {}
                 data[key] = row
-                data["_solver"] = "qlib.halfin_whitt.stationary_jsq, tol 1e-12"
+                data["_solver"] = "qlib.halfin_whitt.stationary_jsq, the tightest tol of " + \
+                    ", ".join(f"{t:g}" for t in TOLS) + " it accepts"
                 if not smoke:
-                    OUT_CHAIN.write_text(json.dumps(data, indent=0))
+                    tmp = OUT_CHAIN.with_suffix(".tmp")
+                    tmp.write_text(json.dumps(data, indent=0))
+                    tmp.replace(OUT_CHAIN)
                 print(key, {k: v for k, v in row.items() if not k.startswith("cdf") and k != "err"},
                       flush=True)
     return data
