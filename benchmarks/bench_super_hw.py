@@ -10,11 +10,15 @@ estimates, the distribution function of Q_2/n^α on a grid (for the figure),
 the wall time, the solver version, or the error the solver raised.
 Existing rows are kept unless --redo; each row is written as it finishes.
 
-``sim`` mode writes benchmarks/super_hw_sim.json: simulate_jsq at α = 0.75,
-β' = 2, n = 10⁵, 8 equal batches (burn-in and window in units of the time scale n^{2α−1}).
+``reps`` mode writes benchmarks/super_hw_sim.json (key ``"a/β/n"``):
+independent replications of simulate_jsq, each from the limit's mean with its
+own burn-in (burn-in and window in units of the time scale n^{2α−1});
+``--append`` adds replications of the same design with new seeds.  ``sim``
+mode stores one long run with batch means there (key ``"single/a/β/n"``).
 
 Run (minutes to an hour; the solver may come from another tree):
     PYTHONPATH=<tree> nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain [--alpha 0.6] [--n 10000 ...]
+    nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py reps --alpha 0.75 --beta 2 --n 1000 3162 10000 --reps 100 --burn 2 --window 10
     nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py sim
     .venv/bin/python benchmarks/bench_super_hw.py --smoke     (n = 2000, α = 0.6, writes nothing)
 """
@@ -221,7 +225,9 @@ def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0
            "events": int(r.events), "wall": time.perf_counter() - t0,
            "path_t": (np.asarray(r.times) / scale).tolist(),
            "path_s": ((np.asarray(r.x1) + np.asarray(r.x2) + np.asarray(r.x3)) * n ** (0.5 - alpha)).tolist()}
-    OUT_SIM.write_text(json.dumps(out, indent=0))
+    data = json.loads(OUT_SIM.read_text()) if OUT_SIM.exists() else {}
+    data[f"single/{alpha}/{beta_p}/{n}"] = {k: v for k, v in out.items() if not k.startswith("path")}
+    OUT_SIM.write_text(json.dumps(data, indent=1))
     print({k: v for k, v in out.items() if not k.startswith(("path", "s_b", "q2_b"))}, flush=True)
     return out
 
