@@ -161,19 +161,21 @@ def law_distance(row: dict, beta: float) -> float:
     return float(np.max(np.abs(F - G)))
 
 
-def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4):
+def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4, ax=None):
     """The density of ``Q_2/n^a`` (the stored distribution function,
     differenced on every ``every``-th grid point, so that a bin holds several
     integer values of ``Q_2`` even at small ``n``) at several ``n`` against
-    the Gamma(2, β) density."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    the Gamma(2, β) density, on ``ax`` (a new figure if None)."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig = ax.figure
     for n in ns:
         row = chain[f"{alpha}/{beta}/{n}"]
         x, F = np.asarray(row["cdf_x"])[::every], np.asarray(row["cdf_q2"])[::every]
         ax.step(x[1:], np.diff(F) / np.diff(x), where="pre", lw=1, label=f"n = {n:,}")
     xs = np.linspace(0, x[-1], 400)
     ax.plot(xs, beta ** 2 * xs * np.exp(-beta * xs), "k--", lw=1.5, label=f"Gamma(2, {beta:g})")
-    ax.set(xlabel=r"$x = Q_2/n^{\alpha}$", ylabel="density", xlim=(0, 8 / beta))
+    ax.set(xlabel=r"$x = Q_2/n^{a}$", ylabel="density", xlim=(0, 8 / beta), title=f"a = {alpha:g}, β = {beta:g}")
     ax.legend(fontsize=8)
     return fig
 
