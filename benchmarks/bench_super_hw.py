@@ -158,6 +158,9 @@ def run_chain(alphas, ns, betas, redo=False, smoke=False, cpu_limit=600, max_sec
                 row["solver_tree"] = _solver_tree()
                 if not smoke:       # read again: another run may have written rows meanwhile
                     data = json.loads(OUT_CHAIN.read_text()) if OUT_CHAIN.exists() else {}
+                if "mean_tasks" not in row and "mean_tasks" in data.get(key, {}):
+                    # a failed redo keeps the solved row, with the failure beside it
+                    row = data[key] | {"redo_error": row.get("error", "")[:2000]}
                 data[key] = row
                 data["_solver"] = "qlib.halfin_whitt.stationary_jsq, the tightest tol of " + \
                     ", ".join(f"{t:g}" for t in TOLS) + " it accepts"
