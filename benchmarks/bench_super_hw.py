@@ -3,12 +3,16 @@
 Load ``1 − β' n^{−α}``, i.e. the Halfin–Whitt chain at ``β = β' n^{1/2−α}``.
 
 ``chain`` mode writes benchmarks/super_hw_chain.json: for each (α, β', n) the
-exact stationary chain (qlib.halfin_whitt.stationary_jsq, tol 1e-12) with the
-raw moments the chapter scales (E[N], E[Q_2], E[Q_3], P(wait), Var X_1,
-Var X_2, Cov(X_1, X_2), Var(N) where the law is kept), their error
-estimates, the distribution function of Q_2/n^α on a grid (for the figure),
-the wall time, the solver version, or the error the solver raised.
-Existing rows are kept unless --redo; each row is written as it finishes.
+exact stationary chain (qlib.halfin_whitt.stationary_jsq, structured, no
+adaptive fallback) at the tightest tol of TOLS that the solver accepts within
+``--max-seconds`` of its own CPU estimate and that passes rate balance, each
+row in a child process capped at ``--cpu-limit`` CPU seconds; with the raw
+moments the chapter scales (E[N], E[Q_2], E[Q_3], P(wait), Var X_1, Var X_2,
+Cov(X_1, X_2), Var(N) where the law is kept), their error estimates, the
+distribution function of Q_2/n^α on a grid (for the figure), the tol, the
+refusals of tighter tols, the CPU and wall time, the solver version and
+commit; or the refusals when every tol is refused.  Existing rows are kept
+unless --redo; a failed redo keeps the solved row (``redo_error`` beside it).
 
 ``reps`` mode writes benchmarks/super_hw_sim.json (key ``"a/β/n"``):
 independent replications of simulate_jsq, each from the limit's mean with its
@@ -16,8 +20,9 @@ own burn-in (burn-in and window in units of the time scale n^{2α−1});
 ``--append`` adds replications of the same design with new seeds.  ``sim``
 mode stores one long run with batch means there (key ``"single/a/β/n"``).
 
-Run (minutes to an hour; the solver may come from another tree):
-    PYTHONPATH=<tree> nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain [--alpha 0.6] [--n 10000 ...]
+Run (minutes to an hour; most stored rows used --max-seconds 60 --cpu-limit 300, the
+rows at a = 0.6, n = 10^6 450 and 600; a refusal names the limit it exceeded):
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py chain --redo [--alpha 0.6] [--n 10000 ...]
     nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py reps --alpha 0.75 --beta 2 --n 1000 3162 10000 --reps 100 --burn 2 --window 10
     nice -n 10 .venv/bin/python benchmarks/bench_super_hw.py sim
     .venv/bin/python benchmarks/bench_super_hw.py --smoke     (n = 2000, α = 0.6, writes nothing)
