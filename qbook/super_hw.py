@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["QUANTITIES", "LABELS", "effective_beta", "gamma_limits", "bench_json", "scaled",
            "scaled_table", "RateFit", "fit_rate", "plot_law", "plot_approach", "law_distance",
            "top_row", "values_markdown", "rates_markdown", "link_rows", "identity_gap", "resolve_small",
-           "predicted_exponents", "alpha_summary", "sim_summary"]
+           "predicted_exponents", "alpha_summary", "reach", "sim_compare", "sim_markdown"]
 
 #: The scaled quantities, each with the limit ``gamma_limits`` gives.
 QUANTITIES = ("mean_s", "var_s", "mean_q2", "pwait")
@@ -161,19 +161,21 @@ def law_distance(row: dict, beta: float) -> float:
     return float(np.max(np.abs(F - G)))
 
 
-def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4):
+def plot_law(plt, chain: dict, alpha: float, beta: float, ns, *, every: int = 4, ax=None):
     """The density of ``Q_2/n^a`` (the stored distribution function,
     differenced on every ``every``-th grid point, so that a bin holds several
     integer values of ``Q_2`` even at small ``n``) at several ``n`` against
-    the Gamma(2, β) density."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    the Gamma(2, β) density, on ``ax`` (a new figure if None)."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig = ax.figure
     for n in ns:
         row = chain[f"{alpha}/{beta}/{n}"]
         x, F = np.asarray(row["cdf_x"])[::every], np.asarray(row["cdf_q2"])[::every]
         ax.step(x[1:], np.diff(F) / np.diff(x), where="pre", lw=1, label=f"n = {n:,}")
     xs = np.linspace(0, x[-1], 400)
     ax.plot(xs, beta ** 2 * xs * np.exp(-beta * xs), "k--", lw=1.5, label=f"Gamma(2, {beta:g})")
-    ax.set(xlabel=r"$x = Q_2/n^{\alpha}$", ylabel="density", xlim=(0, 8 / beta))
+    ax.set(xlabel=r"$x = Q_2/n^{a}$", ylabel="density", xlim=(0, 8 / beta), title=f"a = {alpha:g}, β = {beta:g}")
     ax.legend(fontsize=8)
     return fig
 
@@ -288,7 +290,7 @@ def resolve_small(chain: dict, n_max: int) -> float:
         if key.startswith("_") or "mean_tasks" not in row or int(key.split("/")[2]) > n_max:
             continue
         n = int(key.split("/")[2])
-        st = stationary_jsq(n, row["beta_eff"], tol=row["tol"])
+        st = stationary_jsq(n, row["beta_eff"], tol=row["tol"], fallback=False)
         tol = row["err"]["mean_tasks"] + float(st.error_estimates["mean_tasks"]) + 1e-12 * n
         worst = max(worst, abs(st.mean_tasks - row["mean_tasks"]) / tol)
     return worst
@@ -310,12 +312,100 @@ def alpha_summary(tables: dict, fits: dict, alpha: float, beta: float = 1.0) -> 
                    f"against a − ½ = {alpha - 0.5:.2f}.")
 
 
-def sim_summary(mean: float, se: float, exact: float, limit: float, sim: dict) -> str:
-    """The simulation paragraph's numbers, as a sentence, with the distance
-    between the run and the exact chain in standard errors."""
-    z = (mean - exact) / se
-    return (f"The simulated mean is {mean:.3f} ± {se:.3f} (standard error over {sim['batches']} "
-            f"batches; lag-1 correlation of the batch means {sim['batch_lag1']:.2f}), the exact "
-            f"chain's {exact:.3f}, the limit's {limit:g}. The margin is met, but the run lies "
-            f"{abs(z):.1f} standard errors {'below' if z < 0 else 'above'} the chain: more than "
-            f"the batch-means error explains.")
+def _why(msg: str) -> str:
+    """The need and the limit out of the last complete refusal of the solver
+    in ``msg`` (refusals joined by ``" | "``), or the message itself.
+
+    Examples
+    --------
+    >>> _why("tol 1e-06: stationary_jsq(n = 9) needs 2e+09 states, about 1 GB and 900 s of CPU "
+    ...      "(10 Q_3 sectors of up to 3e+06 states predicted): above max_seconds = 60; raise it")
+    'tol 1e-06: 10 Q₃ sectors, 2e+09 states, 900 s of CPU predicted (above max_seconds)'
+    """
+    import re
+
+    for part in reversed(msg.split(" | ")):
+        m = re.search(r"(tol [0-9e.+-]+): .*?needs (.*?): above (\w+)", part)
+        if m:
+            need = m.group(2)
+            states = re.search(r"([0-9.e+]+) states", need)
+            cpu = re.search(r"([0-9.e+]+) s of CPU", need)
+            sect = re.search(r"\((\d+) Q_3 sectors", need)
+            what = f"{sect.group(1)} Q₃ sectors" if sect else "one sector"
+            return (f"{m.group(1)}: {what}, {states.group(1) if states else '?'} states, "
+                    f"{cpu.group(1) if cpu else '?'} s of CPU predicted (above {m.group(3)})")
+        m = re.search(r"(tol [0-9e.+-]+): the solve is not finite", part)
+        if m:
+            return f"{m.group(1)}: the Q₃ sectors lost their precision"
+        m = re.search(r"CPU limit: the solve was stopped at (\d+) s", part)
+        if m:
+            return f"stopped at the cap of {m.group(1)} s of CPU"
+    return msg[:160]
+
+
+def reach(chain: dict, alphas, betas, ns):
+    """What the stored rows do not give: a DataFrame of the grid's rows that
+    are missing or solved at a looser ``tol`` than the first tried, with the
+    reason (the solver's refusal: states, bytes, CPU and ``Q_3`` sectors
+    predicted, and the limit exceeded; or the CPU cap of the run)."""
+    import pandas as pd
+
+    rows = []
+    for a in alphas:
+        for b in betas:
+            for n in ns:
+                row = chain.get(f"{a}/{b}/{n}")
+                if row is None:
+                    rows.append({"a": a, "β": b, "n": n, "stored": "not run", "why": ""})
+                elif "mean_tasks" not in row:
+                    rows.append({"a": a, "β": b, "n": n, "stored": "refused",
+                                 "why": _why(row.get("error", ""))})
+                elif row.get("refused"):
+                    rows.append({"a": a, "β": b, "n": n, "stored": f"tol {row['tol']:g}",
+                                 "why": _why(" | ".join(row["refused"]))})
+    return pd.DataFrame(rows, columns=["a", "β", "n", "stored", "why"])
+
+
+def sim_compare(sim: dict, chain: dict, alpha: float = 0.75, beta: float = 2.0):
+    """Independent replications of ``simulate_jsq`` against the exact chain at
+    each ``n`` stored in both: a DataFrame indexed by ``n`` with the
+    replications, the window (units of ``n^{2a−1}``), the mean of
+    ``(S − n)/n^a`` over the replications with its standard error
+    (Student-t, ``reps − 1`` degrees of freedom), the chain's value, their
+    difference and ``t = difference / se``.
+
+    Examples
+    --------
+    >>> sim = {"0.75/2.0/1000": {"window_units": 4.0, "rows": [{"s": 0.6}, {"s": 0.7}, {"s": 0.8}]}}
+    >>> chain = {"0.75/2.0/1000": {"mean_tasks": 1000 + 0.7 * 1000 ** 0.75, "mean_q2": 1.0,
+    ...          "mean_q3": 0.0, "p_wait": 0.1, "var_x1": 0, "var_x2": 0, "cov_x1x2": 0}}
+    >>> round(float(sim_compare(sim, chain).loc[1000, "t"]), 9)
+    0.0
+    """
+    import pandas as pd
+    from qlib import stats
+
+    rows = []
+    for key, run in sim.items():
+        if key not in chain or "mean_tasks" not in chain[key]:
+            continue
+        a, b, n = key.split("/")
+        if float(a) != alpha or float(b) != beta:
+            continue
+        n = int(n)
+        ci = stats.replication_ci(np.array([r["s"] for r in run["rows"]]))
+        exact = scaled(chain[key], n, alpha)["mean_s"]
+        rows.append({"n": n, "reps": len(run["rows"]), "window": run["window_units"],
+                     "mean": float(ci.mean), "se": float(ci.se), "exact": exact,
+                     "diff": float(ci.mean) - exact, "t": (float(ci.mean) - exact) / float(ci.se)})
+    return pd.DataFrame(rows).set_index("n").sort_index() if rows else pd.DataFrame()
+
+
+def sim_markdown(cmp) -> str:
+    """Markdown table of :func:`sim_compare`."""
+    lines = ["| n | replications | window | simulated E[(S−n)/n^a] | exact chain | difference / s.e. |",
+             "|---|---|---|---|---|---|"]
+    for n, r in cmp.iterrows():
+        lines.append(f"| {n:,} | {int(r['reps'])} | {r['window']:g} | {r['mean']:.3f} ± {r['se']:.3f} | "
+                     f"{r['exact']:.3f} | {r['t']:+.2f} |")
+    return "\n".join(lines)
