@@ -29,7 +29,7 @@ __all__ = ['simulate_jsq', 'JSQResult', 'EVENT_STREAM', 'UNIFORMIZED_STREAM']
 #: kernel's (``kernel="event"``), one exponential holding time per event.
 EVENT_STREAM = "event-1"
 #: The uniformized kernel's stream (``kernel="uniformized"``, opt-in):
-#: :mod:`qlib.halfin_whitt._jsq_fast`.
+#: the private module ``qlib.halfin_whitt._jsq_fast``.
 UNIFORMIZED_STREAM = "uniformized-1"
 _KERNELS = ("auto", "uniformized", "event")
 
@@ -423,7 +423,7 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
 
     Kernels: the event kernel draws each holding time, Exp(``λ_n + Q_1``),
     and the kind of event. The uniformized kernel
-    (:mod:`qlib.halfin_whitt._jsq_fast`) runs the chain's potential events at
+    (the private module ``qlib.halfin_whitt._jsq_fast``) runs the chain's potential events at
     the constant rate ``Λ = λ_n + n``, a Poisson process independent of the
     states, each an arrival, a departure or (an idle server's) a self-loop by
     one uniform; the number of steps in each cell of a grid fixed by the
