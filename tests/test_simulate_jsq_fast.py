@@ -1,4 +1,4 @@
-"""simulate_jsq's uniformized kernel (``kernel="uniformized"``, opt-in) is the model's chain, exactly in law.
+"""simulate_jsq's uniformized kernel (``kernel="uniformized"``, and ``"auto"`` where it pays) is the model's chain, exactly in law.
 
 Checks that could fail, with margins fixed before any run:
 
@@ -30,8 +30,10 @@ Checks that could fail, with margins fixed before any run:
   a pure death process, ``Q_1`` from the empty system Poisson before the
   boundary), where the counts per cell take numba's large-mean Poisson branch
   and the record points cut the cells: one Holm family at 1 %.
-* Same seed, same run; the streams are named; the default is the event
-  kernel, bit for bit; bad input raises.
+* Same seed, same run; the streams are named; ``kernel="auto"`` is the
+  uniformized kernel bit for bit where it pays and the event kernel bit for
+  bit where it would not (many self-loops, short cells); ``kernel="event"``
+  keeps the numbers of qlib 0.2; bad input raises.
 """
 import json
 import math
@@ -187,9 +189,11 @@ def test_streams_are_named_and_seeded_runs_repeat():
     assert np.array_equal(a.x1, b.x1) and np.array_equal(a.waits, b.waits)
     e = simulate_jsq(**kw, kernel="event")
     assert e.stream == EVENT_STREAM == "event-1" and e.mean_q2 != a.mean_q2
-    # the default is the event kernel, bit for bit
+    # the default here (about 60 steps per cell, 1.1 steps per event) is the
+    # uniformized kernel, bit for bit
     d0 = simulate_jsq(**kw)
-    assert d0.stream == "event-1" and d0.mean_q2 == e.mean_q2 and np.array_equal(d0.x1, e.x1)
+    assert d0.stream == "uniformized-1" and d0.mean_q2 == a.mean_q2
+    assert np.array_equal(d0.x1, a.x1) and np.array_equal(d0.waits, a.waits)
     assert "stream='uniformized-1'" in repr(a)
     d = a.to_dict(json=True)
     assert d["stream"] == "uniformized-1" and type(a).from_dict(d).stream == "uniformized-1"
@@ -200,10 +204,35 @@ def test_streams_are_named_and_seeded_runs_repeat():
 
 def test_event_kernel_keeps_its_numbers():
     # the event kernel's stream is the one of qlib 0.2 (these values were computed
-    # before the uniformized kernel existed, at this seed)
-    for r in (_quiet(n=50, beta=1.0, t_end=2000, burn_in=100, seed=1, kernel=k)
-              for k in ("event", "auto")):
-        _check_qlib_02_numbers(r)
+    # before the uniformized kernel existed, at this seed); "auto" takes the
+    # uniformized kernel on this design
+    _check_qlib_02_numbers(_quiet(n=50, beta=1.0, t_end=2000, burn_in=100, seed=1,
+                                  kernel="event"))
+    r = _quiet(n=50, beta=1.0, t_end=2000, burn_in=100, seed=1)
+    assert r.stream == "uniformized-1" and r.events != 172142
+
+
+@pytest.mark.parametrize("kw, stream", [
+    # 8000 cells (4000 slices, as many before burn_in) of about 23 steps each
+    (dict(n=50, beta=1.0, t_end=2000.0, burn_in=1000.0), "uniformized-1"),
+    # 4 steps per cell on average, just: the rule's edge (4000 cells)
+    (dict(n=50, beta=1.0, t_end=16_000 / (100 - math.sqrt(50)) * 1.001), "uniformized-1"),
+    (dict(n=50, beta=1.0, t_end=16_000 / (100 - math.sqrt(50)) * 0.999), "event-1"),
+    # a fine record_dt cuts cells of 0.09 steps (24001 cells)
+    (dict(n=50, beta=1.0, t_end=20.0, record_dt=0.001), "event-1"),
+    # λ_n + n = 4 λ_n at β√n = 2n/3: the self-loops' edge (n = 9, β = 2)
+    (dict(n=9, beta=1.999, t_end=20_000.0), "uniformized-1"),
+    (dict(n=9, beta=2.001, t_end=20_000.0), "event-1"),
+    (dict(n=4, beta=1.9, t_end=20_000.0), "event-1"),
+])
+def test_auto_picks_the_kernel_that_pays(kw, stream):
+    kw = dict(kw, seed=4, batches=2)
+    r = simulate_jsq(**kw)
+    assert r.stream == stream
+    other = simulate_jsq(**kw, kernel="uniformized" if stream == "uniformized-1" else "event")
+    assert other.stream == stream
+    assert (r.events, r.mean_q2, r.cumulative_wait) == (other.events, other.mean_q2,
+                                                        other.cumulative_wait)
 
 
 def _check_qlib_02_numbers(r):

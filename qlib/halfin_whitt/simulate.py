@@ -28,10 +28,24 @@ __all__ = ['simulate_jsq', 'JSQResult', 'EVENT_STREAM', 'UNIFORMIZED_STREAM']
 #: (CHANGELOG). Same stream and seed, same result, bit for bit. This one: the event
 #: kernel's (``kernel="event"``), one exponential holding time per event.
 EVENT_STREAM = "event-1"
-#: The uniformized kernel's stream (``kernel="uniformized"``, opt-in):
-#: the private module ``qlib.halfin_whitt._jsq_fast``.
+#: The uniformized kernel's stream (``kernel="uniformized"``, and ``"auto"``
+#: where it pays): the private module ``qlib.halfin_whitt._jsq_fast``.
 UNIFORMIZED_STREAM = "uniformized-1"
 _KERNELS = ("auto", "uniformized", "event")
+# kernel="auto" takes the uniformized kernel where it pays (measured, CPU per run):
+# at most _AUTO_LOOPS of its steps per event of the chain in stationarity, where
+# the chain jumps at rate λ_n + E[Q_1] = 2 λ_n (n = 4, β = 1.9: 10.5 steps per
+# event, 0.8 times the event kernel's speed; n = 100, β = 9: 5.5, 1.1 times), and
+# at least _AUTO_STEPS steps per cell of its grid on average (its cost per cell, a
+# Poisson draw, is a few events': 0.7 steps per cell, 0.9 times; 2, 1.1; 3.5, 1.3)
+_AUTO_LOOPS = 2.0
+_AUTO_STEPS = 4.0
+
+
+def _auto_uniformized(n: int, lam: float, t_end: float, cells: int) -> bool:
+    """Whether ``kernel="auto"`` runs the uniformized kernel: few self-loops and
+    cells that hold several steps (module constants ``_AUTO_LOOPS``, ``_AUTO_STEPS``)."""
+    return (lam + n) <= _AUTO_LOOPS * 2.0 * lam and (lam + n) * t_end >= _AUTO_STEPS * cells
 
 
 # ---------------------------------------------------------------- simulation
@@ -350,6 +364,16 @@ def _jsq_batch_fields(acc, arr, warr, window, batches):
         batch_lag1=float(sb.lag1), se_reliable=bool(sb.reliable), batch_averages=xb)
 
 
+def _uniformized_grid(t_end: float, burn_in: float, batches: int | None) -> tuple[int, int]:
+    """The uniformized kernel's cells in the window and before ``burn_in``."""
+    # the same cells with or without batches (so is its stream) where batches divides
+    # _JSQ_FINE; its slices are summed per batch
+    nfine = _JSQ_FINE if batches is None else batches * math.ceil(_JSQ_FINE / batches)
+    # the cells before burn_in: as long as the window's slices, at most nfine of them
+    nburn = min(nfine, math.ceil(burn_in * nfine / (t_end - burn_in))) if burn_in > 0 else 0
+    return nfine, nburn
+
+
 def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, seed: Seed = None,
                  initial: object = None, record_dt: float | None = None,
                  batches: int | None = None, max_waits: int = 100_000,
@@ -360,7 +384,8 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     Exact simulation of the occupancy chain ``(Q_1, Q_2, …)`` with arrival
     rate ``λ_n = n − β√n`` and Exp(1) services; each event costs O(1) (a
     departure scans the levels in use, a handful). Two kernels simulate the
-    same chain, exactly in law (see *Kernels*).
+    same chain, exactly in law, from different random streams (see
+    ``kernel`` and *Kernels*); by default the faster one.
 
     Parameters
     ----------
@@ -395,17 +420,21 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     kernel : {"auto", "uniformized", "event"}, default "auto"
         ``"uniformized"``: the chain uniformized at the constant rate
         ``λ_n + n``, one uniform per step and the holding times summed per
-        cell (stream ``"uniformized-1"``); ``"event"``: one exponential
-        holding time per event (stream ``"event-1"``, the numbers of qlib
-        0.2). ``"auto"`` is ``"event"``. The uniformized kernel is opt-in: it
-        takes 3 to 4 times less CPU per event at every ``n`` measured
-        (``benchmarks/bench_simulate_jsq.py``) and passes its exactness checks
-        (``tests/test_simulate_jsq_fast.py``: the exact chain, exact transient
-        laws at ``n = 10^5``, the event kernel), but is not the default yet:
-        a new default changes every seeded run, and some seeded checks of the
-        book's sample-path chapter also fail on fresh seeds of the event
-        kernel (a guard on ``Q_2 < n`` at ``n = 100``, a Welch test with four
-        replications at ``n = 10^6``); they are to be made robust first.
+        cell (stream ``"uniformized-1"``, :data:`UNIFORMIZED_STREAM`);
+        ``"event"``: one exponential holding time per event (stream
+        ``"event-1"``, :data:`EVENT_STREAM`, the numbers of qlib 0.2 bit for
+        bit). Both are exact in law (see *Kernels*). ``"auto"`` takes the
+        uniformized kernel where it pays, 3 to 4 times less CPU per event at
+        ``β = 1`` and ``n = 10^2 … 10^6``
+        (``benchmarks/bench_simulate_jsq.py``), and the event kernel where
+        it would not: when the uniformization's self-loops are many,
+        ``λ_n + n > 4 λ_n`` (over two steps per event of the chain, which
+        jumps at rate ``λ_n + E[Q_1] = 2 λ_n`` in stationarity; that is
+        ``β√n > 2n/3``), or when its grid's cells are short,
+        ``(λ_n + n) t_end`` below 4 steps per cell on average (the cells:
+        the 4000 slices of the window, as many before ``burn_in``, and the
+        ``record_dt`` points; a fine ``record_dt`` in a short run). The
+        result's ``stream`` says which ran.
 
     Returns
     -------
@@ -421,8 +450,8 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     law; the draw is not coupled to the later departures of the occupancy
     chain, which does not track which queue a task sits in.)
 
-    Kernels: the event kernel draws each holding time, Exp(``λ_n + Q_1``),
-    and the kind of event. The uniformized kernel
+    Kernels (``kernel="auto"`` picks one by the rule above): the event kernel
+    draws each holding time, Exp(``λ_n + Q_1``), and the kind of event. The uniformized kernel
     (the private module ``qlib.halfin_whitt._jsq_fast``) runs the chain's potential events at
     the constant rate ``Λ = λ_n + n``, a Poisson process independent of the
     states, each an arrival, a departure or (an idle server's) a self-loop by
@@ -473,11 +502,20 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     Examples
     --------
     >>> from qlib import simulate_jsq
-    >>> r = simulate_jsq(50, 1.0, t_end=2000, burn_in=100, seed=1)
-    >>> r.n, r.response_time_ci.level
-    (50, 0.95)
+    >>> r = simulate_jsq(50, 1.0, t_end=4100, burn_in=100, seed=1)
+    >>> r.n, r.response_time_ci.level, r.stream
+    (50, 0.95, 'uniformized-1')
     >>> bool(r.p_wait_ci.low < r.p_wait < r.p_wait_ci.high)
     True
+
+    The event kernel's stream (the numbers of qlib 0.2), asked for, and
+    taken by ``"auto"`` where the grid is too fine to pay (a ``record_dt`` of
+    0.001 here: under 0.1 steps per cell):
+
+    >>> simulate_jsq(50, 1.0, t_end=4100, burn_in=100, seed=1, kernel="event").stream
+    'event-1'
+    >>> simulate_jsq(50, 1.0, t_end=20, seed=1, record_dt=0.001, batches=2).stream
+    'event-1'
     """
     n = _check_n(n)
     beta = _check_beta(beta, n)
@@ -513,10 +551,11 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     lam = n - beta * math.sqrt(n)
     w0 = time.perf_counter()
     nfine = _JSQ_FINE if batches is None else batches
-    if fast and batches is not None:
-        # the uniformized kernel's cells are the same with or without batches (so is
-        # its stream) where batches divides _JSQ_FINE; its slices are summed per batch
-        nfine = batches * math.ceil(_JSQ_FINE / batches)
+    ufine, nburn = _uniformized_grid(t_end, burn_in, batches)
+    if kernel == "auto":
+        fast = _auto_uniformized(n, lam, t_end, ufine + nburn + nrec)
+    if fast:
+        nfine = ufine
     kern = F._uniformized_kernel if fast else _jsq_kernel
     compile_notice(kern, "simulate_jsq")
     acc, arr, warr = np.zeros((nfine, 5)), np.zeros(nfine), np.zeros(nfine)
@@ -526,8 +565,6 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     if fast:
         # the counter's start: 62 further bits of the same SeedSequence
         ctr0 = int(ss.generate_state(2, np.uint64)[1]) >> 2
-        # the cells before burn_in: as long as the window's slices, at most nfine of them
-        nburn = min(nfine, math.ceil(burn_in * nfine / (t_end - burn_in))) if burn_in > 0 else 0
     try:
         for j, slice_end in enumerate(slice_ends(t_end, progress)):
             if fast:
