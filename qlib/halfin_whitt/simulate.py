@@ -490,8 +490,9 @@ def simulate_jsq(n: int, beta: float, *, t_end: float, burn_in: float = 0.0, see
     long against the relaxation from ``initial`` (test it with
     :func:`qlib.stats.burn_in_check <qlib.stats.burn_in.burn_in_check>`). Measured coverage of the 95 %
     intervals against the exact chain (:func:`~qlib.halfin_whitt.chain.stationary_jsq`) at
-    ``n = 20``, 1000 seeds (``benchmarks/bench_simulate_se.py``; a quick
-    version in ``tests/test_simulate_jsq_se.py``): 0.935–0.95 for every
+    ``n = 20``, 1000 seeds of the event kernel (``benchmarks/bench_simulate_se.py``;
+    the uniformized kernel's chain has the same law, checked at 600 to 1500
+    seeds in ``tests/test_simulate_jsq_se.py``): 0.935–0.95 for every
     quantity at ``β = 2`` (window 3000, about 2000 ``L``) and at ``β = 0.5``
     (window 20 000, about 1500 ``L``); at ``β = 0.5`` and a window of 5000
     (about 400 ``L``, ``se_reliable`` in most runs) ``E[N − Q_1]`` covers
