@@ -100,8 +100,9 @@ def qlib_ring(n, lam, mu, *, t_end, burn_in=0.0, seed=1, initial=None,
 
 def qlib_complete(n, beta, *, t_end, burn_in=0.0, seed=1, batches=20):
     c0 = time.process_time()
+    # the event kernel's stream, which the stored results were made on
     r = halfin_whitt.simulate_jsq(n, beta, t_end=t_end, burn_in=burn_in,
-                                   seed=seed, batches=batches)
+                                   seed=seed, batches=batches, kernel="event")
     cpu = time.process_time() - c0
     occ = [1.0, 1.0 - r.mean_idle / n, r.mean_q2 / n, r.mean_q3 / n]
     se = [0.0, r.mean_idle_se / n, r.mean_q2_se / n, r.mean_q3_se / n]
@@ -321,7 +322,8 @@ def _stationary_draws(st, r, rng):
 def _scaled(engine, n, T, init, seed):
     """(E[n - Q_1], E[Q_2]) / sqrt(n), time-averaged over [0, T]: one replication."""
     if engine == "qlib":
-        r = halfin_whitt.simulate_jsq(n, BETA, t_end=T, seed=seed, initial=init)
+        r = halfin_whitt.simulate_jsq(n, BETA, t_end=T, seed=seed, initial=init,
+                                       kernel="event")   # the stored results' stream
         return r.mean_idle / math.sqrt(n), r.mean_q2 / math.sqrt(n)
     if engine == "qlib-tasks":
         occ = qlib_tasks_complete(n, BETA, t_end=T, seed=seed, initial=init)["occupancy"]

@@ -95,7 +95,7 @@ def coverage_jsq(n, beta, window, burn_in, batches, seeds):
         warnings.simplefilter("ignore", RuntimeWarning)
         for s in range(seeds):
             r = simulate_jsq(n, beta, t_end=window + burn_in, burn_in=burn_in, seed=s,
-                             batches=batches)
+                             batches=batches, kernel="event")   # the stored results' stream
             for q in JSQ_QUANTITIES:
                 lo, hi = getattr(r, q + "_ci")
                 hits[q].append(lo <= true[q] <= hi)

@@ -190,7 +190,8 @@ def run_reps(n, alpha=0.75, beta_p=2.0, reps=10, burn_units=1.0, window_units=4.
     for r in range(reps):
         c0 = time.process_time()
         res = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
-                           burn_in=burn_units * scale, seed=seed + r, initial=[n, q2], batches=2)
+                           burn_in=burn_units * scale, seed=seed + r, initial=[n, q2], batches=2,
+                           kernel="event")     # the stream of the stored rows (super_hw_sim.json)
         b = np.asarray(res.batch_averages).mean(axis=0)     # equal batches
         rows.append({"seed": seed + r, "s": float((b[3] - b[0]) / n ** alpha), "q2": float(b[1] / n ** alpha),
                      "pwait": float(res.p_wait), "events": int(res.events),
@@ -221,7 +222,7 @@ def run_sim(n=100_000, alpha=0.75, beta_p=2.0, burn_units=1.0, window_units=16.0
     t0 = time.perf_counter()
     r = simulate_jsq(n, beta_p * n ** (0.5 - alpha), t_end=(burn_units + window_units) * scale,
                      burn_in=burn_units * scale, seed=seed, initial=[n, q2], record_dt=scale / 20,
-                     batches=batches)
+                     batches=batches, kernel="event")     # the stored runs' stream
     b = np.asarray(r.batch_averages)                   # n − Q1, Q2, Q3, N − Q1, 1{Q1 = n}
     s_batches = (b[:, 3] - b[:, 0]) / n ** alpha      # (N − n)/n^α per batch
     out = {"n": n, "alpha": alpha, "beta_p": beta_p, "scale": scale, "burn_units": burn_units,
