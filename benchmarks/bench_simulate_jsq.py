@@ -1,8 +1,9 @@
 """CPU per event of simulate_jsq's two kernels, side by side in one run.
 
 ``qlib.halfin_whitt.simulate_jsq`` at ``β = 1`` and ``n = 10², …, 10⁶``, on
-the uniformized kernel (``kernel="uniformized"``, opt-in, stream
-``"uniformized-1"``) and the event kernel (the default, ``"event-1"``). Each run starts at ``Q_1 = n −
+the uniformized kernel (``kernel="uniformized"``, stream ``"uniformized-1"``,
+the one ``kernel="auto"`` picks at these designs) and the event kernel
+(``kernel="event"``, ``"event-1"``). Each run starts at ``Q_1 = n −
 ⌊√n⌉`` (near the stationary idle count), lasts about ``EVENTS`` jumps of the
 chain (``t_end = EVENTS / (2 λ_n)``, a tenth of it burn-in) and is timed with
 ``time.process_time`` around the call (the batch statistics included); the
