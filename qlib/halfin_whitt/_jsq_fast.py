@@ -8,7 +8,9 @@ independent of the states, and each one is, by one uniform ``u``: an
 arrival when ``u Λ < λ_n``, else a potential departure at the server
 ``⌊u Λ − λ_n⌋`` of ``0..n−1``, a real departure (from the level ``i`` with
 ``Q_{i+1} <= v < Q_i``) when that server is busy and a self-loop when it is
-idle. The path is the model's, exactly in law.
+idle. The path is the model's, exactly in law. ``simulate_jsq`` runs it for
+``kernel="uniformized"``, and for the default ``kernel="auto"`` where it pays
+(few self-loops, several steps per cell; stream ``"uniformized-1"``).
 
 The epochs are never drawn one by one. ``[0, t_end]`` is cut at a grid
 fixed by the inputs (the batch slices of ``[burn_in, t_end]``, as many

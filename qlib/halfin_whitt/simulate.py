@@ -26,7 +26,8 @@ __all__ = ['simulate_jsq', 'JSQResult', 'EVENT_STREAM', 'UNIFORMIZED_STREAM']
 #: :mod:`qlib.sim.result`: every :class:`JSQResult` names the stream that produced it
 #: (``stream``), and a change of what a kernel draws from a seed bumps its number
 #: (CHANGELOG). Same stream and seed, same result, bit for bit. This one: the event
-#: kernel's (``kernel="event"``), one exponential holding time per event.
+#: kernel's (``kernel="event"``, and ``"auto"`` where the uniformized kernel
+#: would not pay), one exponential holding time per event.
 EVENT_STREAM = "event-1"
 #: The uniformized kernel's stream (``kernel="uniformized"``, and ``"auto"``
 #: where it pays): the private module ``qlib.halfin_whitt._jsq_fast``.
