@@ -1,4 +1,4 @@
-"""simulate_jsq: exact event-driven simulation of JSQ's occupancy chain on the complete graph, λ_n = n − β√n."""
+"""simulate_jsq: exact simulation of JSQ's occupancy chain on the complete graph, λ_n = n − β√n (uniformized where that pays, else event by event)."""
 from __future__ import annotations
 
 import math
