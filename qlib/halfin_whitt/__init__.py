@@ -11,7 +11,7 @@ chain at occupancy level is itself Markov, simulating it is exact.
 
 Simulation of the chain:
 
-* ``simulate_jsq``: exact event-driven simulation of the occupancy chain;
+* ``simulate_jsq``: exact simulation of the occupancy chain (uniformized where that pays, else event by event);
 
 its diffusion limit, the two-dimensional reflected OU process of
 ``X_1 = (Q_1 − n)/√n`` and ``X_2 = Q_2/√n``:
