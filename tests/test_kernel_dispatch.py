@@ -33,7 +33,7 @@ def _same_runs(a, b):
     (1.0, {}, EVENT_STREAM),                          # finite mu: exact permutations
     (0.0, dict(record_dt=1.0), EVENT_STREAM),         # paths: the event kernel records them
     (0.0, dict(kernel="event"), EVENT_STREAM),
-    (1.0, dict(kernel="fast"), UNIFORMIZED_STREAM),   # the Feistel approximation, asked for
+    (1.0, dict(kernel="fast"), UNIFORMIZED_STREAM),   # the fast path, asked for
     (0.0, dict(service=service.deterministic()), GENERAL_STREAM),
     (0.0, dict(record_response=True), GENERAL_STREAM),
 ])

@@ -143,7 +143,7 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     A static graph runs on the fast path; ``kernel="event"`` forces the event kernel:
 
     >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1).stream
-    'uniformized-1'
+    'uniformized-2'
     >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1,
     ...               kernel="event").stream
     'event-1'
