@@ -8,29 +8,19 @@ task joins a shortest queue of its position's whole closed neighbourhood
 chosen neighbours (``choices=k``, all of them when the degree is below
 ``k``); ties are broken uniformly.
 
-The continuous-time chain is uniformized at the constant total rate
-``Λ = n (λ + 1)``: each step is an arrival at a uniform position with
-probability ``λ / (λ + 1)``, else a *potential departure* at a uniform server,
-which completes a task if it has one (a real departure is then from a uniform
-busy server at total rate ``Q_1``, as in the model, and no busy list is
-kept).  Time advances by the mean ``1 / Λ`` of the Exp(``Λ``) holding time at
-every step, so ``[0, t_end]`` holds ``N = round(Λ t_end)`` steps and a time
-average is the step average ``Σ_k f(X_k) / N`` of the jump chain: the
-conditional expectation, given the jump chain, of the exact time integral up
-to the ``N``-th step divided by its mean length (the holding times of a
-uniformized chain are i.i.d. and independent of the states).  The jump chain
-has the stationary law of the continuous-time chain, so at stationarity the
-estimator's expectation is the stationary mean exactly, with less variance
-than the integral over the random holding times.
+The chain is uniformized at the constant rate ``Λ = n (λ + 1)``: a step is
+an arrival at a uniform position with probability ``λ / (λ + 1)``, else a
+*potential departure* at a uniform server, real if it has a task (so from a
+uniform busy server at total rate ``Q_1``, with no busy list).  Time advances
+by the mean ``1 / Λ`` of the holding time at every step, so ``[0, t_end]``
+holds ``N = round(Λ t_end)`` steps and a time average is the jump chain's step
+average ``Σ_k f(X_k) / N``: the conditional expectation, given the jump chain,
+of the exact time integral over its mean length (the holding times are i.i.d.
+and independent of the states), unbiased at stationarity, with less variance.
 
-How the kernel stays near the hardware (one byte of state per server, computed
-neighbours, counter-mode random numbers, draws ahead) is told in
-``qlib.sim._compact``.
-
-Resampled placements (``mu > 0``, each epoch a step): exact in law, a
-lazily revealed uniform permutation at finite ``mu`` (``qlib.sim._permute``)
-and distinct uniform servers at ``mu = inf``; what is drawn ahead is told in
-``qlib.sim._lookahead``.
+Near the hardware (one byte of state per server, computed neighbours,
+counter-mode random numbers, draws ahead): ``qlib.sim._compact``; resampled
+placements, exact in law: ``qlib.sim._permute`` and ``qlib.sim._lookahead``.
 """
 from __future__ import annotations
 
@@ -61,13 +51,10 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 __all__ = ["simulate_uniformized", "graph_kind", "supports_resampled", "STATE_BYTES_PER_SERVER"]
 
-#: Bytes per server of the fast path's state while it runs: one ``uint8``
-#: queue length (widened only when a queue passes 255).  At finite ``mu >
-#: 0`` the lazy permutation adds 15: a server's queue and taken-stamp in one
-#: 8-byte record, a position's stamp and server in another.
+#: Bytes per server of the fast path's state: a ``uint8`` queue length (widened past
+#: 255); at finite ``mu > 0`` 16: queue and taken-stamp, a position's stamp and server.
 STATE_BYTES_PER_SERVER = 1
-#: Peak bytes per server of a run on an implicit graph: the state and the
-#: returned ``int32`` final queues (at finite ``mu > 0``: 20).
+#: Peak bytes per server on an implicit graph, with the ``int32`` final queues.
 _PEAK_BYTES_PER_SERVER = 5
 _PEAK_BYTES_RESAMPLED = 20
 
@@ -86,8 +73,7 @@ def supports_resampled(n: int, look: int, mu: float) -> bool:
     an arrival looks at up to ``look`` positions (its degree plus one, or
     ``choices``) of ``n``: always at ``mu = 0``; at ``mu = inf`` while
     ``look <= 64`` (distinct servers drawn by rejection, O(look²) each); at
-    finite ``mu`` while the servers kept ahead, ``2 D (look + 1)`` for the
-    ``D`` steps drawn ahead, fit in 8 MiB.
+    finite ``mu`` while ``2 D (look + 1)`` positions kept ahead fit in 8 MiB.
 
     Examples
     --------
@@ -114,11 +100,9 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     Returns
     -------
     tuple of (str, int)
-        ``("ring", 0)`` for the cycle on ``n >= 3`` positions,
-        ``("torus", cols)`` for a ``rows × cols`` torus (``rows, cols >= 3``,
-        vertex ``r cols + c`` at row ``r``, column ``c``, as
-        :func:`qlib.graphs.torus` builds it): neighbours computed; otherwise
-        ``("csr", 0)``: neighbours read from ``indptr`` and ``indices``.
+        ``("ring", 0)`` for the cycle on ``n >= 3`` positions, ``("torus",
+        cols)`` for a ``rows × cols`` torus as :func:`qlib.graphs.torus` builds
+        it (``rows, cols >= 3``): neighbours computed; otherwise ``("csr", 0)``.
 
     Examples
     --------
@@ -155,28 +139,20 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
     arrival at position ``s`` if ``f < T`` (``T = 2**64 λ / (λ + 1)``), else a
     potential departure at server ``s``; bits 0-1 of ``r`` pick the ring or
-    torus neighbour, bit 2 breaks a two-way tie (given ``s`` and the kind of
-    step, the low bits of ``r`` are uniform and independent of them).  The
-    CSR neighbour and ties of three or more use ``mix(kB + k gB)``.  With
-    ``buf.size > 1`` the draws run ``buf.size`` steps ahead and the cache
-    line of each future server is requested (the draws do not depend on the
-    state), so that the memory misses of that many steps overlap.
+    torus neighbour, bit 2 breaks a two-way tie (uniform given ``s`` and the
+    step's kind); the CSR neighbour and wider ties use ``mix(kB + k gB)``.
+    With ``buf.size > 1`` the draws run that many steps ahead and their cache
+    lines are requested (the draws do not depend on the state).
 
-    Segment ``g`` covers steps ``bnd[g-1]+1 .. bnd[g]`` (segment 0: the
-    burn-in, steps ``1 .. bnd[0]``, into row ``nfine`` of ``integ``, which is
-    discarded; segment ``g >= 1`` into row ``g - 1``).  The state after step
-    ``k`` holds for the step slot ``k``, so over a segment ``(a, b]`` the sum
-    of ``Q[i]`` is ``Q_i(a) (b - a) + Σ δ (b - k)`` over the changes ``δ = ±1``
-    of level ``i`` at steps ``k``: a change adds ``δ (b - k)`` to ``acc[i]``
-    and ``δ`` to ``dq[i]``, and ``Q`` (the counts at the segment's start) is
-    brought up to date when the segment closes.  Returns 0 at the end, 1
-    when an arrival made a queue reach the top tracked level ``K = Q.size -
-    1`` (after that step; the caller grows the levels, widens ``X`` if
-    needed and calls again: every draw is a function of the step index, so
-    the run is the same bit for bit).
-
-    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``; 0: static):
-    ``qlib.sim._lookahead`` says how the looked-at servers are found.
+    Segment ``g`` covers steps ``bnd[g-1]+1 .. bnd[g]`` (segment 0, the
+    burn-in, into the discarded row ``nfine`` of ``integ``; ``g >= 1`` into row
+    ``g - 1``).  Over a segment ``(a, b]`` the sum of ``Q[i]`` is ``Q_i(a) (b -
+    a) + Σ δ (b - k)`` over the changes ``δ = ±1`` of level ``i`` at steps
+    ``k``, kept in ``acc`` and ``dq`` and folded in when the segment closes.
+    Returns 0 at the end, 1 when a queue reached the top tracked level ``K =
+    Q.size - 1`` (the caller grows the levels and calls again: every draw is
+    a function of the step index, so the run is the same bit for bit).
+    ``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``, 0: static (``qlib.sim._lookahead``).
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
@@ -457,12 +433,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         position alone when it has none).  Ties uniform.
     initial : array_like, optional
         Queue lengths by server or an occupancy vector, as in ``simulate``.
-    batches : int, optional
-        As in ``simulate``: default, batches sized from the measured
-        correlation length; an int ``>= 2`` forces that many.
-    warn : bool, default True
-        Issue the ``RuntimeWarning`` s of ``simulate``.
-    levels, progress, allow_unstable
+    batches, warn, levels, progress, allow_unstable
         As in ``simulate`` (the result does not depend on ``progress``, nor,
         beyond the length of its arrays, on ``levels``).
 
@@ -543,12 +514,9 @@ def _lacks(graph, lam, mu, t_end, burn_in, ch, batches):
 
 def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0, initial=None,
                          batches=None, warn=True, levels=None, progress=False, _wrap=WRAP):
-    """:func:`simulate_uniformized` on arguments already checked: ``graph`` a
-    :class:`~qlib.graphs.Graph` or :class:`~qlib.graphs.ImplicitGraph`,
-    ``lam, mu, t_end, burn_in`` as ``start._check_args`` returns them, ``ch``
-    as ``start._check_choices`` returns it.  :func:`~qlib.sim.run.simulate`
-    and :func:`~qlib.sim.replications.replicate` run their fast runs through
-    here."""
+    """:func:`simulate_uniformized` on checked arguments (as ``start._check_args``
+    and ``_check_choices`` return them; ``_wrap``: epochs between clearings of
+    the stamps, for the tests); ``simulate`` and ``replicate`` run through here."""
     n = graph.n
     mu_inf = bool(np.isinf(mu))
     rmode = 0 if mu == 0 else (2 if mu_inf else 1)
