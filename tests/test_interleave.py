@@ -70,7 +70,7 @@ def test_each_run_is_the_lone_run(name, mu):
 def test_other_arguments(kw):
     G = g.ring(500)
     seeds = [1, 2, 3]
-    alone = [_quiet(simulate, G, 0.9, math.log(500), t_end=8.0, seed=s, **kw)
+    alone = [_quiet(simulate, G, 0.9, math.log(500), t_end=8.0, seed=s, kernel="event", **kw)
              for s in seeds]
     many = _quiet(simulate_interleaved, G, 0.9, math.log(500), t_end=8.0, seeds=seeds,
                   **kw)
@@ -81,7 +81,7 @@ def test_other_arguments(kw):
 def test_pipeline_at_large_n():
     # n >= 2**15: the default depth is the pipelined one
     G = g.ring(2**15)
-    alone = _quiet(simulate, G, 0.9, 10.0, t_end=0.4, seed=9)
+    alone = _quiet(simulate, G, 0.9, 10.0, t_end=0.4, seed=9, kernel="event")
     (b,) = _quiet(simulate_interleaved, G, 0.9, 10.0, t_end=0.4, seeds=[9])
     _same(alone, b)
 

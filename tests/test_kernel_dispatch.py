@@ -1,5 +1,5 @@
-"""simulate's and replicate's ``kernel``: "auto" runs the fast path where it is exact in
-law (Exp(1) services, mu = 0 or inf, no record_dt) and the event kernel otherwise; every
+"""simulate's and replicate's ``kernel``: "auto" runs the fast path wherever it runs the call
+(Exp(1) services, any mu it supports, no record_dt) and the event kernel otherwise; every
 result names its random stream; "fast" refuses what the fast path lacks, by name."""
 import dataclasses
 import math
@@ -30,10 +30,11 @@ def _same_runs(a, b):
     (0.0, dict(choices=2), UNIFORMIZED_STREAM),
     (math.inf, dict(choices=3), UNIFORMIZED_STREAM),
     (0.0, dict(levels=40, initial=np.array([1.0, 0.5])), UNIFORMIZED_STREAM),
-    (1.0, {}, EVENT_STREAM),                          # finite mu: exact permutations
+    (1.0, {}, UNIFORMIZED_STREAM),                    # finite mu: exact permutations too
+    (1.0, dict(choices=2), UNIFORMIZED_STREAM),
     (0.0, dict(record_dt=1.0), EVENT_STREAM),         # paths: the event kernel records them
     (0.0, dict(kernel="event"), EVENT_STREAM),
-    (1.0, dict(kernel="fast"), UNIFORMIZED_STREAM),   # the Feistel approximation, asked for
+    (1.0, dict(kernel="fast"), UNIFORMIZED_STREAM),   # the fast path, asked for
     (0.0, dict(service=service.deterministic()), GENERAL_STREAM),
     (0.0, dict(record_response=True), GENERAL_STREAM),
 ])
@@ -106,7 +107,7 @@ def test_the_stream_survives_to_dict_and_an_old_store_reads_unnamed():
     assert SimulationResult.from_dict(d).stream == ""
 
 
-@pytest.mark.parametrize("mu", [0.0, math.inf])
+@pytest.mark.parametrize("mu", [0.0, 2.0, math.inf])
 def test_the_kernels_agree_in_law(mu):
     # The claim: both kernels simulate the same chain, so their mean queue lengths
     # estimate the same stationary mean.  Equivalence (TOST, qlib.stats) of the

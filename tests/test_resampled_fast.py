@@ -2,28 +2,33 @@
 
 Checked against what it must reproduce, with margins fixed in advance:
 
-* the computed permutation is a bijection of ``0..n-1`` for every ``n``
-  (small ``n`` all, large ones sampled), and epoch 0 is the identity;
-* its law, the approximation it makes (a keyed Feistel network is a
-  pseudo-random permutation, not a uniform one): on ``S_3 .. S_5``, where
-  its few-bit halves mix slowest, a chi-square test of 40 draws per
-  permutation against the uniform law at level 1e-3 (Bonferroni over the
-  three sizes); with 6 rounds instead of the chosen 24 at these sizes
-  (total variation 0.13 on ``S_5``) it fails;
+* the lazily revealed permutation (``qlib.sim._permute._reveal``, the
+  kernel's own code): every epoch's revealed map is a bijection, and its
+  law on ``S_3 .. S_6`` is uniform: positions revealed in a fixed order
+  with repeated looks (a random order would hide a wrong reveal: it makes
+  any bijective reveal uniform), 40 epochs per permutation, a chi-square test at
+  level 1e-3 (Bonferroni over the four sizes); the same test rejects a
+  plausible wrong reveal (a taken candidate replaced by the next untaken
+  server instead of a fresh draw; its non-centrality, from its exact law,
+  is in the hundreds at ``n = 4`` and grows with ``n``), so it can fail; the stamps cleared every
+  2 or 3 epochs reveal the same permutations as stamps that never wrap;
 * the exact tiny-graph chains (``qlib.exact.stationary``) at ``mu = 1, 10,
   inf``, the whole neighbourhood and two choices, on the ring, the complete
   graph and a star: the mean over 8 independent replications of the mean
   queue length within 4 standard errors (Student t, 7 degrees of freedom;
   a false alarm about once in 200 runs per cell);
-* the stored-permutation kernel (``qlib.simulate``) on the paper's graphs
-  (ring, triangles, double star at ``n = 1500``, λ = 0.9, ``mu = log log
-  n`` and ``log n``): equivalence of the mean response time ``R``
-  (``qlib.stats.equivalence``, 6 replications of each, Bonferroni over the
-  cells at family level 0.95) within a margin of 1 % of ``R``, fixed
-  before the runs: finer than the differences between the paper's
+* the stored-permutation kernel (``qlib.simulate(kernel="event")``) on the
+  paper's graphs (ring, triangles, double star at ``n = 1500``, λ = 0.9,
+  ``mu = log log n`` and ``log n``): equivalence of the mean response time
+  ``R`` (``qlib.stats.equivalence``, 6 replications of each, Bonferroni
+  over the cells at family level 0.95) within a margin of 1 % of ``R``,
+  fixed before the runs: finer than the differences between the paper's
   resampling rates that the book reads (several per cent); and the ring
-  at ``n = 2**17`` (``mu = log n, inf``, 4 replications), where the servers
-  are found 64 steps ahead;
+  at ``n = 2**17`` (``mu = log n, inf``, 4 replications), where the
+  positions and candidates are drawn 64 steps ahead;
+* the look-ahead is a hint only: the same run with nothing drawn ahead
+  (``n = 2**17``) is the same bit for bit, and so is a run whose stamps
+  wrap every 3 epochs;
 * the resampling epochs are counted (about ``mu t_end``), and a run
   resumed after the levels grow is the same run.
 """
@@ -37,43 +42,81 @@ from scipy import stats as sst
 from qlib import exact, graphs, simulate
 from qlib.stats import equivalence
 from qlib.sim import simulate_uniformized
-from qlib.sim._permute import _permutation, feistel_params
+from qlib.sim import uniformized as U
+from qlib.sim._permute import _reveal_orders
 from qlib.sim.uniformized import supports_resampled
 
 LAM = 0.7
 Z = 4.0
 pytestmark = pytest.mark.filterwarnings("ignore:standard errors unreliable:RuntimeWarning")
 _STAR = graphs.from_edges(4, [(0, 1), (0, 2), (0, 3)])
-_KP, _GP = np.uint64(0x243F6A8885A308D3), np.uint64(0x13198A2E03707345)
+_KC, _GC = np.uint64(0x243F6A8885A308D3), np.uint64(0x13198A2E03707345)
+_LEVEL = 1e-3 / 4          # Bonferroni over n = 3 .. 6
 
 
-@pytest.mark.parametrize("n", list(range(1, 70)) + [255, 256, 1000, 4097, 65537, 10**6 + 3])
-def test_permutation_is_a_bijection(n):
-    h, a, rounds = feistel_params(n)
-    assert rounds % 2 == 0 and a * 2**h >= n > (a - 1) * 2**h
-    assert np.array_equal(_permutation(n, _KP, _GP, 0), np.arange(n))
-    for e in (1, 2, 12345):
-        p = _permutation(n, _KP, _GP, e)
-        assert np.array_equal(np.sort(p), np.arange(n))
+def _orders(n, epochs, seed):
+    """The same order of looks in every epoch: the last position, the
+    first, again both (repeats), then every position in turn, so that each
+    epoch reveals a whole permutation.  The order is fixed, not random: a
+    random order would make the law uniform for any reveal that gives a
+    bijection (``seed`` only keeps the signature of the other helpers)."""
+    order = [n - 1, 0, n - 1, 0] + list(range(n))
+    return np.tile(np.array(order, np.int64), (epochs, 1))
 
 
-def _chi2_p(n, rounds, draws_per_cell=40):
+def _revealed(n, epochs, seed, wrap=2**32 - 1, fifo=4):
+    """Each epoch's revealed permutation (row: the server of each position)."""
+    out = _reveal_orders(n, _orders(n, epochs, seed), wrap, _KC, _GC, fifo)
+    return out
+
+
+def _probe(n, epochs, seed):
+    """A wrong reveal, for the test's power: a taken candidate is replaced by
+    the next untaken server (cyclically) instead of a fresh draw."""
+    rng = np.random.default_rng(seed + 1)
+    out = np.empty((epochs, n), np.int64)
+    for e, order in enumerate(_orders(n, epochs, seed)):
+        srv, taken = {}, set()
+        for x in order:
+            if x not in srv:
+                c = int(rng.integers(n))
+                while c in taken:
+                    c = (c + 1) % n
+                srv[x] = c
+                taken.add(c)
+        out[e] = [srv[x] for x in range(n)]
+    return out
+
+
+def _chi2_p(perms, n):
     cells = {p: i for i, p in enumerate(itertools.permutations(range(n)))}
-    N = draws_per_cell * len(cells)
     c = np.zeros(len(cells))
-    for e in range(1, N + 1):
-        c[cells[tuple(_permutation(n, _KP, _GP, e, rounds))]] += 1
+    for p in perms:
+        c[cells[tuple(int(v) for v in p)]] += 1
     return sst.chisquare(c).pvalue
 
 
-@pytest.mark.parametrize("n", [3, 4, 5])
-def test_permutation_law_is_uniform_on_small_symmetric_groups(n):
-    assert _chi2_p(n, feistel_params(n)[2]) > 1e-3 / 3
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_revealed_permutation_is_uniform_on_small_symmetric_groups(n):
+    epochs = 40 * math.factorial(n)
+    perms = _revealed(n, epochs, seed=n)
+    assert all(np.array_equal(np.sort(p), np.arange(n)) for p in perms)   # bijections
+    assert _chi2_p(perms, n) > _LEVEL
 
 
 def test_the_law_test_can_fail():
-    # the same test with too few rounds rejects: it measures the approximation
-    assert _chi2_p(5, 6) < 1e-3 / 3
+    # a plausible wrong reveal (taken -> next untaken server) is rejected at every size
+    for n in (4, 5, 6):
+        assert _chi2_p(_probe(n, 40 * math.factorial(n), seed=n), n) < _LEVEL
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 50])
+def test_stamps_that_wrap_reveal_the_same_permutations(n):
+    a = _revealed(n, 200, seed=9)
+    for wrap in (1, 2, 3):
+        assert np.array_equal(_revealed(n, 200, seed=9, wrap=wrap), a)
+    assert np.array_equal(_revealed(n, 200, seed=9, fifo=1), a)
+    assert all(np.array_equal(np.sort(p), np.arange(n)) for p in a)
 
 
 @pytest.mark.parametrize("mu", [1.0, 10.0, math.inf])
@@ -107,7 +150,7 @@ def test_agrees_with_the_stored_permutation_kernel_on_the_papers_graphs():
     for g, mu, kw, reps in cells:
         a = np.array([simulate_uniformized(g, lam, mu, seed=s, **kw).response_time
                       for s in range(reps)])
-        b = np.array([simulate(g, lam, mu, seed=100 + s, **kw).response_time
+        b = np.array([simulate(g, lam, mu, seed=100 + s, kernel="event", **kw).response_time
                       for s in range(reps)])
         est.append(a.mean() - b.mean())
         se.append(math.sqrt(a.var(ddof=1) / reps + b.var(ddof=1) / reps))
@@ -138,15 +181,14 @@ def test_unsupported_resampled_graph_is_refused():
         simulate_uniformized(graphs.double_star(200), 0.9, math.inf, t_end=10)
 
 
-def test_three_at_once_is_one_at_a_time():
-    from qlib.sim._permute import _feistel, _feistel3, _tables, table_shape
-    for n in (1000, 4097, 10**6 + 3):
-        h, a, _ = feistel_params(n)
-        shape, dt = table_shape(n)
-        tab = np.zeros(shape, dt)
-        b = np.uint64(2**h)
-        _tables(_KP, _GP, 7, tab, np.uint64(a), b)
-        args = (np.uint64(n), np.uint64(h), b - np.uint64(1), np.uint64(a), tab)
-        xs = np.random.default_rng(n).integers(0, n, size=(50, 3)).astype(np.uint64)
-        for x in xs:
-            assert _feistel3(x[0], x[1], x[2], *args) == tuple(_feistel(v, *args) for v in x)
+def test_the_look_ahead_and_the_stamp_wrap_change_no_bit(monkeypatch):
+    g = graphs.ring(2**17, implicit=True)
+    kw = dict(t_end=3.0, burn_in=0.5, seed=7)
+    a = U._uniformized_checked(g, 0.9, 40.0, **kw)      # drawn 64 steps ahead
+    b = U._uniformized_checked(g, 0.9, 40.0, _wrap=3, **kw)
+    monkeypatch.setattr(U, "_AHEAD_FROM", 2**40)        # nothing drawn ahead
+    c = U._uniformized_checked(g, 0.9, 40.0, **kw)
+    assert a.resamples > 100
+    for r in (b, c):
+        assert np.array_equal(r.final_queues, a.final_queues)
+        assert np.array_equal(r.occupancy, a.occupancy) and r.arrivals == a.arrivals

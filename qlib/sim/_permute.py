@@ -1,144 +1,121 @@
-"""Servers of positions under a resampled placement, computed rather than stored.
+"""Servers of positions under a resampled placement: a lazily revealed uniform permutation.
 
 Used by :mod:`qlib.sim.uniformized` for ``mu > 0``; the model is
 :func:`~qlib.sim.run.simulate`'s: servers sit on positions by a
-permutation, redrawn at the epochs of a Poisson process of total rate
-``mu`` (epoch 0 is the identity), and ``mu = inf`` means a fresh uniform
-permutation before every arrival.
+permutation, redrawn uniformly at the epochs of a Poisson process of total
+rate ``mu`` (epoch 0 is the identity), and ``mu = inf`` means a fresh
+uniform permutation before every arrival.
 
 * ``mu = inf`` (``_fresh``): an arrival sees only the servers of the
   positions it looks at, and under a fresh uniform permutation these are
   *distinct uniform servers* (one per distinct position): they are drawn
   so, by rejection from a counter-mode stream, with no permutation at all.
-  This is exact in law (to the ``n / 2**64`` bias of a multiply-shift draw).
-* ``0 < mu < inf`` (``_feistel``): epoch ``e``'s permutation is a keyed
-  bijection of ``0..n-1``: a Feistel network of 4 rounds (more for ``n < 2**16``: ``feistel_params``) on the
-  mixed-radix domain ``Z_a × Z_b`` (``b = 2**h`` about ``sqrt(n)``, ``a =
-  ceil(n / b)``; a round maps ``(L, R)`` in ``Z_p × Z_q`` to ``(R, L +
-  F(R) mod p)`` in ``Z_q × Z_p``), restricted to ``0..n-1`` by cycle
-  walking (the domain exceeds ``n`` by less than ``b``).  The round
-  functions ``F`` are tables of uniform entries drawn afresh at each epoch
-  (``O(sqrt n)`` numbers; the permutation needs nothing else): truly
-  random round functions, as in Luby and Rackoff's theorem.  A position's
-  server costs a few table look-ups in the cache and no other memory, so
-  the servers of a step far ahead are known and their cache lines can be
-  requested.  **The approximation:**
-  a Feistel permutation is a *pseudo-random* permutation, not a uniform
-  one: its law on the ``n!`` permutations is the image of the law of a
-  few random round functions (Luby and Rackoff bound how well ``q``
-  queries can tell it from a uniform one, by about ``q**2 / b``, which says
-  nothing at the sizes used here: the tests below are the measurement).  What the queues see of it -- the servers of
-  the few positions an arrival looks at, and which arrivals of an epoch
-  share a server -- is measured against the exact tiny-graph chains at
-  ``mu = 1, 10`` and against the stored-permutation kernel on the book's
-  graphs (``tests/test_resampled_fast.py``), and the law of the
-  permutation itself against the uniform law on ``S_n`` for ``n <= 6``.
+* ``0 < mu < inf`` (``_reveal``): epoch ``e``'s permutation is revealed
+  one position at a time, where an arrival looks.  Position ``x`` holds
+  ``pw[x] = (stamp << 32) | server``, the server it got in the epoch whose
+  stamp it bears; server ``c`` holds ``tk[c]``, the stamp of the last
+  epoch that gave it a position, in one 8-byte record with its queue
+  length (``X`` and ``tk`` are the two columns of an ``(n, 2)`` ``uint32``
+  array), so that the check reads the cache line the shortest-queue
+  decision reads anyway.  A position not yet stamped this epoch
+  takes the next *candidate*, a uniform server, if that server is not yet
+  taken this epoch, and draws again otherwise: the server it gets is
+  uniform over the servers no position has yet this epoch, which is how a
+  uniform permutation is revealed one position at a time (given the
+  revealed pairs, the rest is a uniform bijection between the remaining
+  positions and servers), whatever the order of the looks, since which
+  positions are looked at does not depend on the permutation.  **Exact in
+  law** (to the ``n / 2**64`` bias of a multiply-shift draw).  A look is new
+  with probability ``1 - f`` (``f`` the share of positions revealed this
+  epoch) and then needs ``1 / (1 - f)`` draws on average, about one draw
+  per look; an epoch that reveals all ``n`` positions draws ``n H_n`` times.
+  The candidates are i.i.d. uniform and independent of everything else, so
+  they are drawn ahead into a ring (``fifo``, candidate ``i`` in slot ``i
+  mod fifo.size``) and their records' cache lines requested when they
+  enter it; every decision is made when the look runs, on the state as it is
+  then.  A resampling is a new stamp (``_next_stamp``); the stamps are
+  ``uint32``, cleared (``O(n)``) once every ``wrap`` epochs (``2**32 - 1``;
+  the tests pass a small one), so that a stamp never matches an older
+  epoch's.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from qlib.sim._compact import _GOLD, _ONE, _mix, _mul128
+from qlib.sim._compact import _GOLD, _ONE, _ZERO, _mix, _mul128
+from qlib.sim._loop import _prefetch
 
 __all__ = []
 
 _S32 = np.uint64(32)
 _LO32 = np.uint64(0xFFFFFFFF)
-
-
-def feistel_params(n: int) -> tuple[int, int, int]:
-    """``(h, a, rounds)``: the domain ``Z_a × Z_{2**h}`` of the Feistel
-    network on ``0..n-1`` (``2**h`` about ``sqrt(n)``, at least 2; ``a =
-    ceil(n / 2**h)``) and its number of rounds, even: 4 from ``h = 8``
-    (``n >= 2**16``; Luby and Rackoff's strong pseudo-random permutation),
-    6 for ``h = 4..7``, more where the halves are a few bits wide (24 at
-    ``h = 1``, ``n < 16``), where a round moves little (at 6 rounds the law
-    of the permutation on ``S_5`` is 0.13 in total variation from uniform,
-    at 24 indistinguishable from it in 4e5 draws)."""
-    h = max(1, (max(n, 2).bit_length() - 1) // 2)
-    return h, -(-n // 2**h), 4 if h >= 8 else max(6, 2 * (-(-12 // h)))
+#: Epochs between two clearings of the stamps (the largest ``uint32`` stamp).
+WRAP = 2**32 - 1
 
 
 @numba.njit(cache=True, inline="always")
-def _tables(kP, gP, e, tab, a, b):
-    """The round functions of epoch ``e >= 1``, drawn as tables: row ``i``
-    of ``tab`` maps ``Z_b`` to ``Z_a`` (``i`` even) or ``Z_a`` to ``Z_b``
-    (``i`` odd), each entry uniform to within ``p / 2**32`` (``1e-6`` at
-    ``n = 10**7``; two entries from each word of SplitMix64 seeded with
-    ``mix(kP + e gP)``, so an epoch's tables are a function of its number).  Truly
-    random round functions: the setting of Luby and Rackoff."""
-    z = _mix(kP + np.uint64(e) * gP)
-    for i in range(tab.shape[0]):
-        q, p = (b, a) if i % 2 == 0 else (a, b)
-        for x in range(0, q, 2):
-            # two entries per 64-bit word: each 32-bit half times p, shifted
-            # (uniform on Z_p to within p / 2**32: p < 2**17 here, so 3e-5)
-            z += _GOLD
-            w = _mix(z)
-            tab[i, x] = ((w & _LO32) * p) >> _S32
-            if x + 1 < q:
-                tab[i, x + 1] = ((w >> _S32) * p) >> _S32
+def _cand(i, n, kC, gC):
+    """Candidate ``i``: a uniform server of ``0..n-1`` (counter mode)."""
+    s, lo = _mul128(_mix(kC + np.uint64(i) * gC), n)
+    return s
 
 
 @numba.njit(cache=True, inline="always")
-def _network(x, h, bm, a, tab):
-    """One pass of the Feistel network over ``x < a 2**h``."""
-    L = x >> h              # in Z_a
-    R = x & bm              # in Z_b
-    for i in range(0, tab.shape[0], 2):
-        # (L in Z_a, R in Z_b) -> (R, L + F(R) mod a) in Z_b × Z_a
-        t = L + np.uint64(tab[i, R])
-        if t >= a:
-            t -= a
-        L = R
-        R = t
-        # (L in Z_b, R in Z_a) -> (R, L + F(R) mod b) in Z_a × Z_b
-        t = (L + np.uint64(tab[i + 1, R])) & bm
-        L = R
-        R = t
-    return (L << h) | R
+def _fill_fifo(fifo, ci, n, kC, gC, X, tk, pf):
+    """Candidates ``ci .. ci + fifo.size - 1`` into their slots (their lines
+    requested with ``pf``)."""
+    F = fifo.shape[0]
+    fm = np.uint64(F - 1)
+    for i in range(F):
+        j = ci + np.uint64(i)
+        c = _cand(j, n, kC, gC)
+        fifo[j & fm] = c
+        if pf:
+            _prefetch(X, c)      # the queue and, beside it, the taken-stamp
 
 
 @numba.njit(cache=True, inline="always")
-def _feistel(x, n, h, bm, a, tab):
-    """Server at position ``x`` under the epoch's permutation (round
-    functions ``tab``): the network, walked along its cycle until it lands
-    in ``0..n-1`` (a bijection of ``0..n-1``, since the network is one of
-    ``0..a 2**h - 1``)."""
-    y = _network(x, h, bm, a, tab)
-    while y >= n:
-        y = _network(y, h, bm, a, tab)
-    return y
+def _reveal(x, es, pw, tk, fifo, ci, n, kC, gC, X, pf):
+    """Server at position ``x`` in the epoch of stamp ``es >= 1``, revealed
+    now if ``x`` has none this epoch (candidates from ``ci`` on, until one
+    is untaken).  Returns the server and the next candidate's index."""
+    w = pw[x]
+    if (w >> _S32) == es:
+        return w & _LO32, ci
+    F = np.uint64(fifo.shape[0])
+    fm = F - _ONE
+    while True:
+        j = ci & fm
+        c = fifo[j]
+        nxt = _cand(ci + F, n, kC, gC)   # the slot's next candidate, F ahead
+        fifo[j] = nxt
+        if pf:
+            _prefetch(X, nxt)
+        ci += _ONE
+        if np.uint64(tk[c]) != es:
+            break
+    tk[c] = es
+    pw[x] = (es << _S32) | c
+    return c, ci
 
 
-@numba.njit(cache=True, inline="always")
-def _feistel3(x0, x1, x2, n, h, bm, a, tab):
-    """``_feistel`` of three positions at once (the ring's closed
-    neighbourhood), round by round, so that their look-up chains overlap."""
-    L0, R0 = x0 >> h, x0 & bm
-    L1, R1 = x1 >> h, x1 & bm
-    L2, R2 = x2 >> h, x2 & bm
-    for i in range(0, tab.shape[0], 2):
-        t0 = L0 + np.uint64(tab[i, R0])
-        t1 = L1 + np.uint64(tab[i, R1])
-        t2 = L2 + np.uint64(tab[i, R2])
-        t0 = t0 - a if t0 >= a else t0
-        t1 = t1 - a if t1 >= a else t1
-        t2 = t2 - a if t2 >= a else t2
-        L0, L1, L2 = R0, R1, R2
-        R0 = (L0 + np.uint64(tab[i + 1, t0])) & bm
-        R1 = (L1 + np.uint64(tab[i + 1, t1])) & bm
-        R2 = (L2 + np.uint64(tab[i + 1, t2])) & bm
-        L0, L1, L2 = t0, t1, t2
-    y0, y1, y2 = (L0 << h) | R0, (L1 << h) | R1, (L2 << h) | R2
-    while y0 >= n:          # cycle walking, rare: one at a time
-        y0 = _network(y0, h, bm, a, tab)
-    while y1 >= n:
-        y1 = _network(y1, h, bm, a, tab)
-    while y2 >= n:
-        y2 = _network(y2, h, bm, a, tab)
-    return y0, y1, y2
+@numba.njit(cache=True)
+def _next_stamp(es, wrap, pw, tk):
+    """The stamp of the next epoch after stamp ``es`` (0: epoch 0, the
+    identity); past ``wrap`` every stamp is cleared and the count starts
+    again at 1."""
+    if es >= wrap:
+        pw[:] = 0
+        tk[:] = 0
+        return _ONE
+    return es + _ONE
+
+
+def stamp_of(ep: int, wrap: int = WRAP) -> int:
+    """The stamp of epoch ``ep`` (0 for epoch 0, the identity; then ``1 ..
+    wrap`` in turn), as ``_next_stamp`` counts them."""
+    return 0 if ep == 0 else (ep - 1) % wrap + 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -161,37 +138,27 @@ def _fresh(srv, cnt, n, u):
         srv[p] = s
 
 
-def table_shape(n: int) -> tuple[tuple[int, int], type]:
-    """Shape and dtype of the round-function tables for ``n`` positions:
-    one row per round, ``max(a, 2**h)`` entries, ``uint16`` while the
-    entries fit."""
-    h, a, rounds = feistel_params(n)
-    w = max(a, 2**h)
-    return (rounds, w), (np.uint16 if w <= 2**16 else np.uint32)
-
-
 @numba.njit(cache=True)
-def _fill(n, h, a, kP, gP, e, tab, out):
-    """``out``: epoch ``e``'s whole permutation (the server of each
-    position; epoch 0 the identity)."""
-    if e == 0:
-        for x in range(n):
-            out[x] = x
-        return
-    hh = np.uint64(h)
-    b = _ONE << hh
-    _tables(kP, gP, e, tab, np.uint64(a), b)
-    for x in range(n):
-        out[x] = np.int64(_feistel(np.uint64(x), np.uint64(n), hh, b - _ONE, np.uint64(a), tab))
-
-
-def _permutation(n: int, kP: int, gP: int, e: int, rounds: int | None = None) -> np.ndarray:
-    """Epoch ``e``'s whole permutation for the keys ``kP, gP`` (``rounds``:
-    another number of rounds than ``feistel_params``'s), for the tests and
-    the measurement of its law."""
-    h, a, r = feistel_params(n)
-    shape, dt = table_shape(n)
-    tab = np.zeros((rounds or r, shape[1]), dt)
-    out = np.empty(n, np.int64)
-    _fill(n, h, a, np.uint64(kP), np.uint64(gP), e, tab, out)
+def _reveal_orders(n, orders, wrap, kC, gC, F):
+    """For the tests: epoch ``e = 1, 2, ...`` reveals positions in the order
+    ``orders[e - 1]`` (a row may stop early with ``-1``) through
+    ``_reveal``, as the kernel does; row ``e - 1`` of the result holds the
+    servers revealed (``-1`` where a position was not looked at)."""
+    Y = np.zeros((n, 2), np.uint32)     # the kernel's records: queue, taken-stamp
+    X, tk = Y[:, 0], Y[:, 1]
+    pw = np.zeros(n, np.uint64)
+    fifo = np.zeros(F, np.uint64)
+    ci = _ZERO
+    nn = np.uint64(n)
+    _fill_fifo(fifo, ci, nn, kC, gC, X, tk, False)
+    out = np.full((orders.shape[0], n), -1, np.int64)
+    es = _ZERO
+    for e in range(orders.shape[0]):
+        es = _next_stamp(es, np.uint64(wrap), pw, tk)
+        for p in range(orders.shape[1]):
+            x = orders[e, p]
+            if x < 0:
+                break
+            c, ci = _reveal(np.uint64(x), es, pw, tk, fifo, ci, nn, kC, gC, X, False)
+            out[e, x] = np.int64(c)
     return out

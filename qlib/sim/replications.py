@@ -43,7 +43,7 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
         ``wall_time`` differs); it changes speed only, and only for runs on
         the event kernel with exponential services without
         ``record_response`` (otherwise the runs go one by one as usual; the
-        fast path, which ``kernel="auto"`` picks at ``mu`` 0 or inf, never
+        fast path, which ``kernel="auto"`` picks for Exp(1) services, never
         interleaves).  Default False: it is not faster at
         every n (``benchmarks/simulate_results.json``, key ``interleave``).
     **simulate_kwargs

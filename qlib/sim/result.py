@@ -18,8 +18,10 @@ __all__ = ['SimulationResult', 'ReplicationResult', 'EVENT_STREAM', 'UNIFORMIZED
 #: (:mod:`qlib.sim.uniformized`); ``general``: the general-service kernel.  This one:
 #: the event kernel's.
 EVENT_STREAM = "event-1"
-#: The fast path's stream (:func:`~qlib.sim.uniformized.simulate_uniformized`).
-UNIFORMIZED_STREAM = "uniformized-1"
+#: The fast path's stream (:func:`~qlib.sim.uniformized.simulate_uniformized`); 2: at
+#: finite ``mu > 0`` a lazily revealed uniform permutation (1 drew keyed Feistel
+#: bijections), at ``mu = 0`` and ``mu = inf`` the draws of 1, bit for bit.
+UNIFORMIZED_STREAM = "uniformized-2"
 #: The general-service kernel's stream (:func:`~qlib.sim.general.simulate_general`).
 GENERAL_STREAM = "general-1"
 

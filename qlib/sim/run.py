@@ -113,19 +113,17 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
         (:func:`~qlib.sim.uniformized.simulate_uniformized`); a ``ValueError``
         names an option it lacks (``record_dt``, ``service``,
         ``record_response``, a fresh placement looking at more than 64
-        positions).  ``"auto"`` (default): the fast path where it runs the
-        call and is exact in law, that is at ``mu = 0`` and ``mu = inf``
-        without ``record_dt``; the event kernel otherwise.  The fast path
-        simulates the same chain; its time averages are step averages of
-        the uniformized jump chain, unbiased at stationarity (module notes
-        of :mod:`qlib.sim.uniformized`).  At finite ``mu > 0`` its epochs'
-        permutations are keyed Feistel bijections, pseudo-random and not
-        uniform: an approximation, measured (``tests/test_resampled_fast.py``)
-        but not exact in law, so ``"auto"`` keeps finite ``mu`` on the
-        event kernel, whose every epoch is a uniform permutation.  The two
-        kernels draw different random numbers: the result's ``stream`` names
-        the one that produced it, and ``kernel="event"`` gives back the
-        numbers of ``"event-…"`` runs.
+        positions).  ``"auto"`` (default): the fast path wherever it runs
+        the call, that is at every ``0 <= mu <= inf`` (at ``mu = inf`` while
+        an arrival looks at no more than 64 positions) without
+        ``record_dt``; the event kernel otherwise.  The fast path simulates
+        the same chain, exact in law (each epoch's permutation uniform,
+        revealed where arrivals look); its time averages are step averages
+        of the uniformized jump chain, unbiased at stationarity (module
+        notes of :mod:`qlib.sim.uniformized`).  The two kernels draw
+        different random numbers: the result's ``stream`` names the one
+        that produced it, and ``kernel="event"`` gives back the numbers of
+        ``"event-…"`` runs.
 
     Returns
     -------
@@ -135,16 +133,14 @@ def simulate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, t_end: flo
     --------
     >>> import qlib
     >>> r = qlib.simulate(qlib.graphs.ring(1000), 0.7, mu=1.0, t_end=200, burn_in=50, seed=1)
-    >>> r.n, r.lam, r.occupancy[0], r.stream
-    (1000, 0.7, np.float64(1.0000000000000044), 'event-1')
+    >>> r.n, r.lam, float(r.occupancy[0]), r.stream
+    (1000, 0.7, 1.0, 'uniformized-2')
     >>> bool(r.response_time_ci.low < r.response_time < r.response_time_ci.high)
     True
 
-    A static graph runs on the fast path; ``kernel="event"`` forces the event kernel:
+    Exp(1) services run on the fast path; ``kernel="event"`` forces the event kernel:
 
-    >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1).stream
-    'uniformized-1'
-    >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, t_end=200, burn_in=50, seed=1,
+    >>> qlib.simulate(qlib.graphs.ring(1000), 0.7, mu=1.0, t_end=200, burn_in=50, seed=1,
     ...               kernel="event").stream
     'event-1'
     """
@@ -174,8 +170,8 @@ def _fast(kernel, graph, lam, mu, t_end, burn_in, ch, batches, *, general, recor
           service=None, record_response=False):
     """Whether a run with checked arguments goes to the fast path: always for
     ``kernel="fast"`` (a ``ValueError`` names the option it lacks), never for
-    ``"event"``, and for ``"auto"`` where the fast path runs it and is exact
-    in law (``mu`` 0 or inf, no ``record_dt``, Exp(1) services)."""
+    ``"event"``, and for ``"auto"`` wherever the fast path runs it (any ``mu``
+    it supports, no ``record_dt``, Exp(1) services)."""
     if kernel == "event":
         return False
     if general:
@@ -190,7 +186,7 @@ def _fast(kernel, graph, lam, mu, t_end, burn_in, ch, batches, *, general, recor
             raise ValueError(f"kernel='fast' does not take {lack}; use kernel='auto' or "
                              "'event'")
         return True
-    return lack is None and (mu == 0 or bool(np.isinf(mu)))
+    return lack is None
 
 
 def _general(service, record_response, ch=0, allow_unstable=False):

@@ -8,26 +8,19 @@ task joins a shortest queue of its position's whole closed neighbourhood
 chosen neighbours (``choices=k``, all of them when the degree is below
 ``k``); ties are broken uniformly.
 
-The continuous-time chain is uniformized at the constant total rate
-``Λ = n (λ + 1)``: each step is an arrival at a uniform position with
-probability ``λ / (λ + 1)``, else a *potential departure* at a uniform server,
-which completes a task if it has one (a real departure is then from a uniform
-busy server at total rate ``Q_1``, as in the model, and no busy list is
-kept).  Time advances by the mean ``1 / Λ`` of the Exp(``Λ``) holding time at
-every step, so ``[0, t_end]`` holds ``N = round(Λ t_end)`` steps and a time
-average is the step average ``Σ_k f(X_k) / N`` of the jump chain: the
-conditional expectation, given the jump chain, of the exact time integral up
-to the ``N``-th step divided by its mean length (the holding times of a
-uniformized chain are i.i.d. and independent of the states).  The jump chain
-has the stationary law of the continuous-time chain, so at stationarity the
-estimator's expectation is the stationary mean exactly, with less variance
-than the integral over the random holding times.
+The chain is uniformized at the constant rate ``Λ = n (λ + 1)``: a step is
+an arrival at a uniform position with probability ``λ / (λ + 1)``, else a
+*potential departure* at a uniform server, real if it has a task (so from a
+uniform busy server at total rate ``Q_1``, with no busy list).  Time advances
+by the mean ``1 / Λ`` of the holding time at every step, so ``[0, t_end]``
+holds ``N = round(Λ t_end)`` steps and a time average is the jump chain's step
+average ``Σ_k f(X_k) / N``: the conditional expectation, given the jump chain,
+of the exact time integral over its mean length (the holding times are i.i.d.
+and independent of the states), unbiased at stationarity, with less variance.
 
-How the kernel stays near the hardware (one byte of state per server, computed
-neighbours, counter-mode random numbers, draws ahead) is told in
-``qlib.sim._compact``.
-
-Resampled placements (``mu > 0``, each epoch a step): see ``qlib.sim._lookahead``.
+Near the hardware (one byte of state per server, computed neighbours,
+counter-mode random numbers, draws ahead): ``qlib.sim._compact``; resampled
+placements, exact in law: ``qlib.sim._permute`` and ``qlib.sim._lookahead``.
 """
 from __future__ import annotations
 
@@ -42,9 +35,10 @@ from qlib.sim._compact import (_COMPLETE, _CSR, _GOLD, _ONE, _RING, _TORUS, _TWO
                                _THREE, _counts, _is_ring, _is_torus, _mix, _mul128,
                                _nbr, _scan, _torus_nbr)
 from qlib.sim.kernel import _prefetch
-from qlib.sim._permute import _tables, feistel_params, table_shape
-from qlib.sim._lookahead import _head, _servers
+from qlib.sim._permute import WRAP, _fill_fifo, _next_stamp, _reveal
+from qlib.sim._lookahead import _head, _hint, _servers
 from qlib.sim.result import UNIFORMIZED_STREAM, SimulationResult, _FINE, _batch_fields
+from qlib import _validate as V
 from qlib._feedback import compile_notice
 from qlib.graphs import ImplicitGraph
 from qlib.sim.start import (_as_graph, _check_args, _check_choices, _grow, _initial, _seed,
@@ -57,19 +51,21 @@ Seed = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 __all__ = ["simulate_uniformized", "graph_kind", "supports_resampled", "STATE_BYTES_PER_SERVER"]
 
-#: Bytes per server of the fast path's state while it runs: one ``uint8``
-#: queue length (widened only when a queue passes 255).
+#: Bytes per server of the fast path's state: a ``uint8`` queue length (widened past
+#: 255); at finite ``mu > 0`` 16: queue and taken-stamp, a position's stamp and server.
 STATE_BYTES_PER_SERVER = 1
-#: Peak bytes per server of a run on an implicit graph: the state and the
-#: returned ``int32`` final queues.
+#: Peak bytes per server on an implicit graph, with the ``int32`` final queues.
 _PEAK_BYTES_PER_SERVER = 5
+_PEAK_BYTES_RESAMPLED = 20
 
 _AHEAD = 64                      # steps drawn ahead (cache lines requested) at large n
 _AHEAD_FROM = 2**17              # from this n on (below, the state stays in the caches)
 _FRESH_MAX = 64                  # mu = inf: at most this many looked positions (drawn by rejection)
-_AHEAD_CELLS = 2**20             # 0 < mu < inf: at most this many servers kept ahead (8 MiB)
-# st: steps done, segment, arrivals (departures follow from the tasks at both ends)
-_STEP, _SEG, _ARR, _EP = range(4)
+_AHEAD_CELLS = 2**20             # mu > 0: at most this many positions kept ahead (8 MiB)
+_FIFO = 256                      # 0 < mu < inf: candidate servers drawn ahead at large n
+# st: steps done, segment, arrivals (departures follow from the tasks at both ends),
+# resampling epochs, candidate servers drawn (0 < mu < inf)
+_STEP, _SEG, _ARR, _EP, _CI = range(5)
 
 
 def supports_resampled(n: int, look: int, mu: float) -> bool:
@@ -77,8 +73,7 @@ def supports_resampled(n: int, look: int, mu: float) -> bool:
     an arrival looks at up to ``look`` positions (its degree plus one, or
     ``choices``) of ``n``: always at ``mu = 0``; at ``mu = inf`` while
     ``look <= 64`` (distinct servers drawn by rejection, O(look²) each); at
-    finite ``mu`` while the servers kept ahead, ``2 D (look + 1)`` for the
-    ``D`` steps drawn ahead, fit in 8 MiB.
+    finite ``mu`` while ``2 D (look + 1)`` positions kept ahead fit in 8 MiB.
 
     Examples
     --------
@@ -105,11 +100,9 @@ def graph_kind(graph: Graph | nx.Graph) -> tuple[str, int]:
     Returns
     -------
     tuple of (str, int)
-        ``("ring", 0)`` for the cycle on ``n >= 3`` positions,
-        ``("torus", cols)`` for a ``rows × cols`` torus (``rows, cols >= 3``,
-        vertex ``r cols + c`` at row ``r``, column ``c``, as
-        :func:`qlib.graphs.torus` builds it): neighbours computed; otherwise
-        ``("csr", 0)``: neighbours read from ``indptr`` and ``indices``.
+        ``("ring", 0)`` for the cycle on ``n >= 3`` positions, ``("torus",
+        cols)`` for a ``rows × cols`` torus as :func:`qlib.graphs.torus` builds
+        it (``rows, cols >= 3``): neighbours computed; otherwise ``("csr", 0)``.
 
     Examples
     --------
@@ -140,34 +133,26 @@ def _kind(graph):
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
-         indptr, indices, cand, pick, buf, rmode, pk, tab, sv, pos):
+         indptr, indices, cand, pick, buf, rmode, pk, sv, pw, tk, fifo):
     """Run the uniformized chain from step ``st[_STEP]`` to ``bnd[-1]``.
 
     Step ``k`` draws ``r = mix(kA + k gA)``; ``(s, f) = _mul128(r, n)``: an
     arrival at position ``s`` if ``f < T`` (``T = 2**64 λ / (λ + 1)``), else a
     potential departure at server ``s``; bits 0-1 of ``r`` pick the ring or
-    torus neighbour, bit 2 breaks a two-way tie (given ``s`` and the kind of
-    step, the low bits of ``r`` are uniform and independent of them).  The
-    CSR neighbour and ties of three or more use ``mix(kB + k gB)``.  With
-    ``buf.size > 1`` the draws run ``buf.size`` steps ahead and the cache
-    line of each future server is requested (the draws do not depend on the
-    state), so that the memory misses of that many steps overlap.
+    torus neighbour, bit 2 breaks a two-way tie (uniform given ``s`` and the
+    step's kind); the CSR neighbour and wider ties use ``mix(kB + k gB)``.
+    With ``buf.size > 1`` the draws run that many steps ahead and their cache
+    lines are requested (the draws do not depend on the state).
 
-    Segment ``g`` covers steps ``bnd[g-1]+1 .. bnd[g]`` (segment 0: the
-    burn-in, steps ``1 .. bnd[0]``, into row ``nfine`` of ``integ``, which is
-    discarded; segment ``g >= 1`` into row ``g - 1``).  The state after step
-    ``k`` holds for the step slot ``k``, so over a segment ``(a, b]`` the sum
-    of ``Q[i]`` is ``Q_i(a) (b - a) + Σ δ (b - k)`` over the changes ``δ = ±1``
-    of level ``i`` at steps ``k``: a change adds ``δ (b - k)`` to ``acc[i]``
-    and ``δ`` to ``dq[i]``, and ``Q`` (the counts at the segment's start) is
-    brought up to date when the segment closes.  Returns 0 at the end, 1
-    when an arrival made a queue reach the top tracked level ``K = Q.size -
-    1`` (after that step; the caller grows the levels, widens ``X`` if
-    needed and calls again: every draw is a function of the step index, so
-    the run is the same bit for bit).
-
-    Resampled placements (``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``; 0: static):
-    ``qlib.sim._lookahead`` says how the looked-at servers are found.
+    Segment ``g`` covers steps ``bnd[g-1]+1 .. bnd[g]`` (segment 0, the
+    burn-in, into the discarded row ``nfine`` of ``integ``; ``g >= 1`` into row
+    ``g - 1``).  Over a segment ``(a, b]`` the sum of ``Q[i]`` is ``Q_i(a) (b -
+    a) + Σ δ (b - k)`` over the changes ``δ = ±1`` of level ``i`` at steps
+    ``k``, kept in ``acc`` and ``dq`` and folded in when the segment closes.
+    Returns 0 at the end, 1 when a queue reached the top tracked level ``K =
+    Q.size - 1`` (the caller grows the levels and calls again: every draw is
+    a function of the step index, so the run is the same bit for bit).
+    ``rmode`` 1: ``0 < mu < inf``, 2: ``mu = inf``, 0: static (``qlib.sim._lookahead``).
     """
     K = Q.shape[0] - 1
     n = np.uint64(X.shape[0])
@@ -182,22 +167,24 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     g = st[_SEG]
     arrivals = st[_ARR]
     ep = st[_EP]
+    ci = np.uint64(st[_CI])                     # the next candidate server
     code = 0
     ring = pf
     mask2 = 2 * D - 1
+    H = D // 2                                  # the revealed servers' lines: H steps ahead
     T2 = pk[6]
-    eh = ep                                     # the epoch at the head of the draws
-    b = _ONE << pk[4]
-    if rmode == 1 and eh > 0:
-        _tables(pk[0], pk[1], eh, tab, pk[5], b)
+    wrap = pk[4]
+    es = _ZERO if ep == 0 else np.uint64(ep - 1) % wrap + _ONE     # the epoch's stamp
+    if rmode == 1:
+        _fill_fifo(fifo, ci, n, pk[0], pk[1], X, tk, pf)
     if ring:                                    # the steps k+1 .. k+D, ahead
         for j in range(1, D + 1):
             r = _mix(kA + np.uint64(k + j) * gA)
             buf[(k + j) & mask] = r
             s, f = _mul128(r, n)
             if rmode:
-                eh = _head(k + j, r, s, f, eh, X, T, mode, cols, ch, indptr, indices, pick,
-                           rmode, pk, tab, sv, pos, keys, n, nm1, mask2, pf)
+                _head(k + j, r, s, f, X, T, mode, cols, ch, indptr, indices, pick, rmode, pk,
+                      sv, pw, keys, n, nm1, mask2, pf, es)
             else:
                 _prefetch(X, s)
     zc = kA + np.uint64(k + 1) * gA             # the draw of the next step
@@ -214,8 +201,10 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 zf += gA
                 sf, f = _mul128(rf, n)
                 if rmode:
-                    eh = _head(k + D, rf, sf, f, eh, X, T, mode, cols, ch, indptr, indices,
-                               pick, rmode, pk, tab, sv, pos, keys, n, nm1, mask2, pf)
+                    _head(k + D, rf, sf, f, X, T, mode, cols, ch, indptr, indices, pick, rmode,
+                          pk, sv, pw, keys, n, nm1, mask2, pf, es)
+                    if rmode == 1 and es != _ZERO:
+                        _hint((k + H) & mask2, es, X, sv, pw)
                 else:
                     _prefetch(X, sf)
                 r = buf[k & mask]
@@ -227,10 +216,9 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
             a = np.int64(f < T)
             if rmode:                           # a resampled placement
                 if not a:
-                    if rmode == 1 and f >= T2:  # a resampling epoch
+                    if rmode == 1 and f >= T2:  # a resampling epoch: a new stamp
                         ep += 1
-                        if not pf:              # no head: the epoch's tables now
-                            _tables(pk[0], pk[1], ep, tab, pk[5], b)
+                        es = _next_stamp(es, wrap, pw, tk)
                         continue
                     lv = np.int64(X[s])         # potential departure
                     if lv > 0:
@@ -238,11 +226,15 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                         dq[lv] -= 1
                         X[s] = lv - 1
                     continue
-                if not pf:                      # no head: the servers now
-                    _servers(k, s, ep, X, mode, cols, ch, indptr, indices, pick, rmode, pk,
-                             tab, sv, pos, keys, n, nm1, mask2, pf)
+                if not pf:                      # no head: the positions or servers now
+                    _servers(k, s, X, mode, cols, ch, indptr, indices, pick, rmode, pk, sv, pw,
+                             keys, n, nm1, mask2, pf, es)
                 row2 = k & mask2
                 cnt = np.int64(sv[row2, sv.shape[1] - 1])
+                if rmode == 1 and es != _ZERO:  # positions to servers (epoch 0: the identity)
+                    for p in range(cnt):
+                        sv[row2, p], ci = _reveal(sv[row2, p], es, pw, tk, fifo, ci, n, pk[0],
+                                                  pk[1], X, pf)
                 s = sv[row2, 0]
                 bx = np.int64(X[s])
                 cand[0] = s
@@ -291,8 +283,8 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
                 w = w if a else s
                 xs = np.int64(X[s])
                 xw = np.int64(X[w])
-                pw = (xw < xs) | ((xw == xs) & ((r & _FOUR) != _ZERO))
-                tg = w if pw else s
+                wn = (xw < xs) | ((xw == xs) & ((r & _FOUR) != _ZERO))
+                tg = w if wn else s
                 xt = min(xs, xw)
                 d = 1 if a else -np.int64(xt > 0)
                 lv = xt + a
@@ -379,6 +371,7 @@ def _run(X, Q, acc, dq, integ, rsum, rcnt, bnd, st, keys, T, mode, cols, ch,
     st[_SEG] = g
     st[_ARR] = arrivals
     st[_EP] = ep
+    st[_CI] = np.int64(ci)
     return code
 
 
@@ -409,9 +402,9 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     The same model and result as :func:`qlib.simulate <qlib.sim.run.simulate>`
     (not the same random numbers): see the module notes for the method, and
     ``qlib.sim._permute`` for resampled placements (at finite ``mu > 0``
-    the permutation of an epoch is a keyed Feistel bijection, a
-    pseudo-random permutation, not a uniform one).  Time advances by its
-    mean ``1 / (n (λ + 1) + μ)`` per step (``μ`` counted when finite).
+    each epoch's uniform permutation is revealed where arrivals look, exact
+    in law).  Time advances by its mean ``1 / (n (λ + 1) + μ)`` per step
+    (``μ`` counted when finite).
 
     Parameters
     ----------
@@ -440,12 +433,7 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
         position alone when it has none).  Ties uniform.
     initial : array_like, optional
         Queue lengths by server or an occupancy vector, as in ``simulate``.
-    batches : int, optional
-        As in ``simulate``: default, batches sized from the measured
-        correlation length; an int ``>= 2`` forces that many.
-    warn : bool, default True
-        Issue the ``RuntimeWarning`` s of ``simulate``.
-    levels, progress, allow_unstable
+    batches, warn, levels, progress, allow_unstable
         As in ``simulate`` (the result does not depend on ``progress``, nor,
         beyond the length of its arrays, on ``levels``).
 
@@ -488,6 +476,10 @@ def simulate_uniformized(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *
     lam, mu, t_end, burn_in = _check_args(graph, lam, mu, t_end, burn_in, batches,
                                           allow_unstable, warn,
                                           per_server=_PEAK_BYTES_PER_SERVER)
+    if 0 < mu < np.inf:
+        V.check_memory(V.memory_estimate(n=graph.n, per_item=_PEAK_BYTES_RESAMPLED), "n",
+                       graph.n, what=f"the per-server state at finite mu "
+                                     f"({_PEAK_BYTES_RESAMPLED} bytes per server)")
     return _uniformized_checked(graph, lam, mu, t_end=t_end, burn_in=burn_in, seed=seed, ch=ch,
                                 initial=initial, batches=batches, warn=warn, levels=levels,
                                 progress=progress)
@@ -521,13 +513,10 @@ def _lacks(graph, lam, mu, t_end, burn_in, ch, batches):
 
 
 def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0, initial=None,
-                         batches=None, warn=True, levels=None, progress=False):
-    """:func:`simulate_uniformized` on arguments already checked: ``graph`` a
-    :class:`~qlib.graphs.Graph` or :class:`~qlib.graphs.ImplicitGraph`,
-    ``lam, mu, t_end, burn_in`` as ``start._check_args`` returns them, ``ch``
-    as ``start._check_choices`` returns it.  :func:`~qlib.sim.run.simulate`
-    and :func:`~qlib.sim.replications.replicate` run their fast runs through
-    here."""
+                         batches=None, warn=True, levels=None, progress=False, _wrap=WRAP):
+    """:func:`simulate_uniformized` on checked arguments (as ``start._check_args``
+    and ``_check_choices`` return them; ``_wrap``: epochs between clearings of
+    the stamps, for the tests); ``simulate`` and ``replicate`` run through here."""
     n = graph.n
     mu_inf = bool(np.isinf(mu))
     rmode = 0 if mu == 0 else (2 if mu_inf else 1)
@@ -557,6 +546,14 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
         K0 = _tracked(levels, xmax)
         while K0 > int(np.iinfo(X.dtype).max):
             X = X.astype(_WIDER[X.dtype])
+    if rmode == 1:
+        # a server's queue and taken-stamp in one 8-byte record, so one cache line
+        Y = np.zeros((n, 2), np.uint32)
+        Y[:, 0] = X
+        X, tk = Y[:, 0], Y[:, 1]
+        del Y
+    else:
+        tk = np.zeros(1, np.uint32)
     K = min(max(16 if levels is None else int(levels), 2 * xmax, xmax + 1),
             int(np.iinfo(X.dtype).max))
     Q = _counts(X, K)
@@ -565,7 +562,7 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
     integ = np.zeros((nfine + 1, K + 1))
     rsum = np.zeros(nfine + 1)
     rcnt = np.zeros(nfine + 1)
-    st = np.zeros(4, np.int64)
+    st = np.zeros(5, np.int64)
     tasks0 = int(Q[1:].sum())
     keys = _keys(ss)
     kind, cols = _kind(graph)
@@ -586,14 +583,15 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
     fl, fm = Fraction(lam), Fraction(mu) if rmode == 1 else Fraction(0)
     T = np.uint64(int(fl * n / ((fl + 1) * n + fm) * 2**64))
     T2 = int((fl + 1) * n / ((fl + 1) * n + fm) * 2**64) if rmode == 1 else 2**64 - 1
-    h, a, _ = feistel_params(n)
-    kw = ss.spawn(1)[0].generate_state(4, np.uint64)    # permutation and fresh-server keys
-    pk = np.array([kw[0], kw[1] | np.uint64(1), kw[2], kw[3] | np.uint64(1), h, a,
+    kw = ss.spawn(1)[0].generate_state(4, np.uint64)    # candidate and fresh-server keys
+    pk = np.array([kw[0], kw[1] | np.uint64(1), kw[2], kw[3] | np.uint64(1), _wrap, 0,
                    min(T2, 2**64 - 1)], np.uint64)
-    shape, dt = table_shape(n)
-    tab = np.zeros(shape if rmode == 1 else (2, 1), dt)    # the round functions
     sv = np.zeros((2 * D, look + 1) if rmode else (1, 1), np.uint64)
-    pos = np.zeros(look, np.uint64)
+    # 0 < mu < inf: the lazy permutation (per position: stamp and server; per server: the
+    # stamp of the epoch that took it) and the candidate servers drawn ahead
+    m1 = n if rmode == 1 else 1
+    pw = np.zeros(m1, np.uint64)
+    fifo = np.zeros(_FIFO if (rmode == 1 and D > 1) else 1, np.uint64)
 
     # progress: the run in slices of segments (every draw is a function of the step
     # index, so the result does not depend on the slicing)
@@ -608,10 +606,12 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
         for j in range(1, nslices + 1):
             m = nfine + 1 if j == nslices else ((nfine + 1) * j) // nslices
             while _run(X, Q, acc, dq, integ, rsum, rcnt, bnd[:m], st, keys, T, mode,
-                       np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, tab,
-                       sv, pos):
+                       np.uint64(cols), ch, indptr, indices, cand, pick, buf, rmode, pk, sv,
+                       pw, tk, fifo):
                 top = int(np.iinfo(X.dtype).max)
                 if K >= top:             # the next arrival could pass the state's width: widen
+                    if rmode == 1:           # (the records hold 2**32 - 1 tasks per queue)
+                        raise ValueError("a queue passed 2**32 - 1 tasks")
                     X = X.astype(_WIDER[X.dtype])
                     top = int(np.iinfo(X.dtype).max)
                 K2 = min(2 * K, top)
