@@ -128,6 +128,8 @@ _MM1 = [(0.8, 1.0, 2**15, 40.0, 6), (0.5, math.inf, 1000, 2000.0, 4)]
 
 def test_empty_graph_is_stationary_mm1():
     # Without edges every server is an M/M/1 queue of load lam, whatever mu.
+    # kernel="event": this file tests the event kernel's pipeline (the default
+    # runs these designs on the uniformized kernel, checked in its own files).
     # Each replication starts from an exact stationary draw (i.i.d. geometric
     # queues, P(X >= i) = lam^i), so E q(t, i) = lam^i at every t and no
     # burn-in is needed: any bias of the event kernel (time increments,
@@ -146,7 +148,7 @@ def test_empty_graph_is_stationary_mm1():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 res = simulate(g.empty(n), lam, mu, t_end=t_end, seed=ss,
-                               initial=x0, batches=2)
+                               initial=x0, batches=2, kernel="event")
             occ.append(res.occupancy[1:K + 1])
             resp.append(res.mean_response_time)
         for col in [*np.array(occ).T, resp]:
