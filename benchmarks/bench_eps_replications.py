@@ -9,7 +9,7 @@ study reruns that design at one ``n`` with fresh seeds and counts the runs whose
 per-test 0.05 critical value and the family's first Holm critical value, and,
 for power, the runs that reject a target 25 % off the exact value.
 
-Usage: ``PYTHONPATH=. python benchmarks/bench_eps_replications.py N SEEDS [EVENTS]``;
+Usage: ``PYTHONPATH=. python benchmarks/bench_eps_replications.py N SEEDS [EVENTS [M [SEED0]]]``;
 prints one JSON line.
 """
 import json
@@ -26,16 +26,17 @@ R, BETA = 10, 1.0
 n, seeds = int(sys.argv[1]), int(sys.argv[2])
 events = float(sys.argv[3]) if len(sys.argv) > 3 else 3e8
 m = int(sys.argv[4]) if len(sys.argv) > 4 else 4      # the family's size in the chapter
+base = int(sys.argv[5]) if len(sys.argv) > 5 else 10_000   # the first seed
 lam = n - BETA * np.sqrt(n)
 t = events / (2 * lam * R)
 eps, err, entries = (a[0] for a in exact_eps([n], BETA))
 c0 = time.process_time()
-est = np.array([eps_replications(n, BETA, t, replications=R, seed=10_000 + s)[:2] for s in range(seeds)])
+est = np.array([eps_replications(n, BETA, t, replications=R, seed=base + s)[:2] for s in range(seeds)])
 cpu = time.process_time() - c0
 tt = (shrink(est[:, 0], eps, err) - eps) / est[:, 1]
 crit1, critm = qs.t_quantile(0.975, R - 1), qs.t_quantile(1 - 0.025 / m, R - 1)
 pw = {f: int(np.sum(np.abs(est[:, 0] - f * eps) / est[:, 1] > critm)) for f in (0.8, 1.25)}
-print(json.dumps({"n": n, "beta": BETA, "replications": R, "events": events, "seeds": seeds,
+print(json.dumps({"n": n, "beta": BETA, "replications": R, "events": events, "seeds": seeds, "seed0": base,
                   "entries_per_replication": float(entries * t), "eps_exact": float(eps),
                   "mean_est": float(est[:, 0].mean()), "sd_est": float(est[:, 0].std(ddof=1)),
                   "mean_se": float(est[:, 1].mean()), "t_mean": float(tt.mean()), "t_sd": float(tt.std(ddof=1)),
