@@ -8,9 +8,13 @@
   off the exact chain;
 * :func:`stationary_cumulative_wait`: ``W_n(t)`` from states drawn from the
   exact stationary law, against the chain's exact ``t E[N − Q_1]``;
+* :func:`exact_eps`, :func:`eps_replications`: ``θ_n = ε_n = E[Q_3]/E[Q_2]``
+  from the exact chain (with the rate of entries into ``Q_3 ≥ 1`` that sizes
+  its simulation) and from independent replications started from its law;
 * :func:`pwait_grid`, :func:`cumulative_waits`: those runs over the chapter's
   grids, through its store of recorded runs; :func:`fraction_figure`,
-  :func:`cumulative_figure`, :func:`glue_floats`: its figures and glue.
+  :func:`cumulative_figure`, :func:`eps_figure`, :func:`glue_floats`: its
+  figures and glue.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ if TYPE_CHECKING:   # names for the annotations only
     from qlib.stats import ReplicationCI
 
 __all__ = ["RECORDED_CODE", "pwait_replications", "intercept_fit", "stationary_cumulative_wait", "exact_eps",
+           "eps_replications", "eps_figure",
            "burn_in_intercept_bias", "BurnBias", "pwait_grid", "cumulative_waits", "glue_floats",
            "fraction_figure", "cumulative_figure"]
 
@@ -196,12 +201,15 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
             t * st.mean_waiting, t * st.error_estimates["mean_waiting"])
 
 
-def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """``ε_n = E[Q_3]/E[Q_2]`` of the exact chain and its error estimate.
+def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ε_n = E[Q_3]/E[Q_2]`` of the exact chain, its error estimate, and the rate of entries into ``Q_3 ≥ 1``.
 
     The error combines the truncation-error estimates of
     :func:`~qlib.halfin_whitt.chain.stationary_jsq`, ``(e_{Q_3} + ε e_{Q_2}) / E[Q_2]``
-    (an estimate, not a bound).
+    (an estimate, not a bound). The entry rate, ``λ_n π(Q_2 = n, Q_3 = 0)``
+    (an arrival that finds every queue at two or more starts an excursion of
+    ``Q_3``), per unit time, is what a simulation of ``ε_n`` must collect many
+    of: it sizes the runs before any is made.
 
     Parameters
     ----------
@@ -212,12 +220,12 @@ def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    eps, err : numpy.ndarray
+    eps, err, entries : numpy.ndarray
 
     Examples
     --------
-    >>> eps, err = exact_eps([16], 1.0)
-    >>> bool(0 < eps[0] < 1 and err[0] < 0.1 * eps[0])
+    >>> eps, err, entries = exact_eps([16], 1.0)
+    >>> bool(0 < eps[0] < 1 and err[0] < 0.1 * eps[0] and entries[0] > 0)
     True
     """
     from qlib.halfin_whitt import stationary_jsq
@@ -231,7 +239,65 @@ def exact_eps(ns: Sequence[int], beta: float) -> tuple[np.ndarray, np.ndarray]:
     eps = np.array([st.mean_q3 / st.mean_q2 for st in sts])
     err = np.array([(st.error_estimates["mean_q3"] + e * st.error_estimates["mean_q2"]) / st.mean_q2
                     for st, e in zip(sts, eps)])
-    return eps, err
+    entries = []
+    for st in sts:
+        Q = np.asarray(st.states)
+        q3 = Q[:, 2] if Q.shape[1] > 2 else np.zeros(len(Q))
+        entries.append(st.lam_total * float(np.asarray(st.pi)[(Q[:, 1] == st.n) & (q3 == 0)].sum()))
+    return eps, err, np.array(entries)
+
+
+def eps_replications(n: int, beta: float, t: float, *, replications: int,
+                     seed: int | np.random.SeedSequence | None = None) -> tuple[float, float, int]:
+    """``ε_n = E[Q_3]/E[Q_2]`` over independent replications from the exact stationary law.
+
+    Each replication of :func:`~qlib.halfin_whitt.simulate.simulate_jsq` (its
+    default kernel) starts from a state drawn from
+    :func:`~qlib.halfin_whitt.chain.stationary_jsq`'s law
+    (:func:`~qbook.ht_constants.stationary_start`), so no burn-in is needed, and
+    runs ``t`` time units; the estimate is the ratio of the replications' summed
+    time averages, with its delta-method standard error over replications
+    (:func:`~qlib.halfin_whitt.waiting.ratio_se`, Student-t with
+    ``replications − 1`` degrees of freedom).
+
+    Parameters
+    ----------
+    n : int
+        Number of servers.
+    beta : float
+        Halfin–Whitt parameter, in ``(0, √n)``.
+    t : float
+        Length of each replication, positive.
+    replications : int
+        Independent replications, at least 2.
+    seed : int or numpy.random.SeedSequence, optional
+
+    Returns
+    -------
+    eps, se, df : float, float, int
+
+    Examples
+    --------
+    >>> e, se, df = eps_replications(16, 1.0, 200.0, replications=3, seed=1)
+    >>> df
+    2
+    """
+    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
+    from qlib.halfin_whitt.waiting import ratio_se
+    from qbook.ht_constants import stationary_start
+
+    _n_beta(n, beta)
+    if not isinstance(t, numbers.Real) or not t > 0:
+        raise ValueError(f"t must be > 0, got {t!r}")
+    if not isinstance(replications, numbers.Integral) or replications < 2:
+        raise ValueError(f"replications must be an int >= 2, got {replications!r}")
+    st = stationary_jsq(n, beta)
+    run_ss, start_ss = np.random.SeedSequence(seed).spawn(2)
+    with warnings.catch_warnings():   # each run's own batch s.e. is not used (replications are)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rs = [simulate_jsq(n, beta, t_end=t, seed=s, initial=x0)
+              for s, x0 in zip(run_ss.spawn(replications), stationary_start(st, start_ss.spawn(replications)))]
+    return ratio_se([r.mean_q3 for r in rs], [r.mean_q2 for r in rs])
 
 
 @dataclass(frozen=True)
@@ -492,4 +558,46 @@ def cumulative_figure(n_all: ArrayLike, lam_p: ArrayLike, ns_c: ArrayLike, Wm: A
     for m in tr:
         a2.plot(tr[m].times, tr[m].mean / math.sqrt(m), label=f"n = {m}")
     a2.set_xlabel("t"); a2.set_ylabel("E W$_n$(t) / √n"); _legend(a2, fontsize=8)
+    return fig
+
+
+def eps_figure(ns: Sequence[int], eps_sim: Mapping, eps_ex: ArrayLike, keep: ArrayLike) -> "Figure":
+    """The chapter's figure of ``θ_n = ε_n`` against ``√n``: exact chain and simulation.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        The ``n``.
+    eps_sim : mapping
+        ``(β, n) -> (estimate, se, df)`` for ``β = 0.5`` and ``1``, as from
+        :func:`eps_replications`.
+    eps_ex : array_like
+        The exact chain's ``ε_n`` at ``β = 1``.
+    keep : array_like of bool
+        Per ``n``: whether the ``β = 1`` simulation is checked (filled marker)
+        or only shown (open marker).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = eps_figure([], {}, [], [])
+    """
+    import matplotlib.pyplot as plt
+    from qlib import stats as qs
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    rt, keep = np.sqrt(np.asarray(ns, float)), np.asarray(keep, bool)
+    ax.semilogy(rt, eps_ex, "kx", ms=8, label="exact chain, β = 1")
+    for b_, col in ((0.5, "#dd8452"), (1.0, "#4c72b0")):
+        if not ns:
+            break
+        e, se, df = (np.array(v, float) for v in zip(*(eps_sim[b_, n] for n in ns)))
+        hw = qs.t_quantile(0.975, df) * se
+        for sel, face, lab in ((keep | (b_ != 1.0), col, f"simulation, β = {b_:g}"),
+                               (~keep & (b_ == 1.0), "white", "simulation, β = 1, not checked")):
+            if sel.any():
+                ax.errorbar(rt[sel], e[sel], hw[sel], fmt="o", color=col, mfc=face, capsize=3, label=lab)
+    ax.set_xlabel("√n"); ax.set_ylabel("θ$_n$ = E[Q$_3$]/E[Q$_2$]"); _legend(ax, fontsize=8)
     return fig

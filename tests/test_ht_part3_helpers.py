@@ -96,10 +96,25 @@ def test_stationary_cumulative_wait_matches_chain():
 
 
 def test_exact_eps_decreases_in_n():
-    eps, err = W.exact_eps([16, 25, 36], 1.0)
+    eps, err, entries = W.exact_eps([16, 25, 36], 1.0)
     assert np.all(np.diff(eps) < 0) and np.all(err < 0.1 * eps)
+    # entries into Q_3 >= 1 happen only from Q_2 = n: at most λ_n π(Q_2 = n) (PASTA)
+    from qlib.halfin_whitt import stationary_jsq
+    st = stationary_jsq(16, 1.0)
+    assert np.all(np.diff(entries) < 0) and 0 < entries[0] <= st.lam_total * st.q2_pmf[16]
     with pytest.raises(ValueError, match="empty"):
         W.exact_eps([], 1.0)
+
+
+def test_eps_replications_matches_chain():
+    eps, err, entries = W.exact_eps([16], 1.0)
+    t = 100 / entries[0]                     # 100 expected entries into Q_3 >= 1 per replication
+    e, se, df = W.eps_replications(16, 1.0, t, replications=6, seed=7)
+    assert df == 5 and abs(e - eps[0]) < 5 * se + err[0]   # a fixed seed: a deterministic test
+    with pytest.raises(ValueError, match="replications"):
+        W.eps_replications(16, 1.0, 10.0, replications=1)
+    with pytest.raises(ValueError, match="t must"):
+        W.eps_replications(16, 1.0, 0.0, replications=3)
 
 
 def test_noise_increments_variance_near_two():
