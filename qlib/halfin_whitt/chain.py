@@ -234,6 +234,8 @@ def _open_bottom(a, Bv, U, off, lam, g_sum):
     lv = np.repeat(logs, np.diff(off))
     top = lv.max()
     rest = g_sum / lam - P[-1]
+    if -1e-12 * (g_sum / lam) <= rest < 0:     # P(corner) = z(corner) up to round-off
+        rest = 0.0
     if not (x[-1] > 0 and rest >= 0 and math.isfinite(rest)):
         raise FloatingPointError(f"stationary_jsq: sector 0's corner balance failed "
                                  f"(H(corner) = {x[-1]:g}, g/λ − P(corner) = {rest:g})")
