@@ -160,3 +160,79 @@ def test_one_sector_returned_where_the_sectors_do_not_fit():
     assert one.truncated_mass == pytest.approx(one.mass_bound + one.mass_tail)
     for q in ("p_wait", "mean_q2", "var_x1", "mean_x1x2"):
         assert abs(getattr(one, q) - getattr(full, q)) <= one.error_estimates[q], q
+
+
+def _truncated_chain(n, lam, J, emax):
+    """The structured solver's chain built state by state: ``(I, Q_2, Q_3)`` with
+    ``I <= min(J, n − Q_2)``, ``Q_3 <= emax``; moves out of the set blocked."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+    S = [(i, k, e) for e in range(emax + 1) for k in range(e, n + 1)
+         for i in range(min(J, n - k) + 1)]
+    idx = {s: j for j, s in enumerate(S)}
+    r, c, v = [], [], []
+    for (i, k, e) in S:
+        up = (i - 1, k, e) if i else (0, k + 1, e) if k < n else (0, n, e + 1)
+        for to, rate in ((up, lam), ((i + 1, k, e), n - i - k), ((i, k - 1, e), k - e),
+                         ((i, k, e - 1), e)):
+            if rate > 0 and to in idx:
+                r.append(idx[i, k, e]), c.append(idx[to]), v.append(rate)
+    A = sp.csr_matrix((v, (r, c)), shape=(len(S), len(S)))
+    A = (A - sp.diags(np.asarray(A.sum(axis=1)).ravel())).T.tolil()
+    A[0, :] = 1.0
+    pi = spla.spsolve(A.tocsc(), np.eye(len(S))[0])
+    return np.array([(n - i, k, e) for (i, k, e) in S]), pi
+
+
+@pytest.mark.parametrize("n,beta,emax", [(12, 0.3, 12), (20, 0.5, 3), (20, 2.0, 1), (40, 1.0, 3),
+                                         (40, 4.0, 1), (50, 6.0, 3), (70, 5.0, 1)])
+def test_sectors_equal_the_chain_built_state_by_state(n, beta, emax):
+    # light to heavy loads, sectors forced: every state's mass to round-off.  At light
+    # loads with sectors the solve once lost sector 0's bottom pivot to rounding (E[N]
+    # = 168.5 against 60.0 at n = 100, beta = 4), and at n = 50, beta = 6 the
+    # tridiagonal pivots cancelled to zero
+    from qlib.halfin_whitt.chain import _idle_cut, _sectors
+    from qlib.halfin_whitt._slices import _NoBar
+    lam = n - beta * math.sqrt(n)
+    J = _idle_cut(n, lam, 5e-13)[0]
+    Q, pi = _truncated_chain(n, lam, J, emax)
+    _, _, _, Q2, pi2 = _sectors(n, lam, J, emax, _NoBar(), True)
+    order = lambda Q: np.lexsort((Q[:, 0], Q[:, 1], Q[:, 2]))   # noqa: E731
+    assert np.array_equal(Q[order(Q)], Q2[order(Q2)])
+    assert np.max(np.abs(pi[order(Q)] - pi2[order(Q2)])) <= 1e-13
+
+
+@pytest.mark.parametrize("n,beta", [(30, 4.0), (50, 6.0), (20, 2.0)])
+def test_light_loads_match_brute_force(n, beta):
+    # the default call against the brute force capped at three tasks a server, within
+    # the result's error estimate or 1e-9 relative, whichever is larger: light loads,
+    # where four tasks at a server carry a negligible mass (the heavy ones are
+    # test_matches_brute_force_capped_at_three and test_forced_sectors_match_brute_force)
+    st = stationary_jsq(n, beta)
+    bf = brute_force_jsq(n, beta, 3)
+    for q in QS:
+        err = max(st.error_estimates[q], 1e-9 * abs(getattr(bf, q)), 1e-12)
+        assert abs(getattr(st, q) - getattr(bf, q)) <= err, q
+
+
+@pytest.mark.parametrize("n,beta", [(60, 5.0), (40, 1.0)])
+def test_forced_sectors_match_brute_force(n, beta):
+    # tol = 1e-300: every cut but the cap at three tasks is opened (J = n, all n + 1
+    # sectors), the brute force capped at three is the same chain
+    st = stationary_jsq(n, beta, tol=1e-300, fallback=False)
+    assert st.rounds == n + 1
+    bf = brute_force_jsq(n, beta, 3)
+    for q in QS:
+        assert getattr(st, q) == pytest.approx(getattr(bf, q), rel=1e-9, abs=1e-12), q
+
+
+def test_refuses_a_solve_that_breaks_rate_balance(monkeypatch):
+    # a solve whose law is wrong (here: sector 0's scale spoilt) raises rather than returns
+    from qlib.halfin_whitt import chain
+    real = chain._open_bottom
+    monkeypatch.setattr(chain, "_open_bottom", lambda *a: real(*a) * np.linspace(1, 2, a[0].size))
+    with pytest.raises(FloatingPointError, match="rate balance"):
+        stationary_jsq(40, 1.0, tol=1e-300, fallback=False)
+    monkeypatch.setattr(chain, "_open_bottom", lambda *a: real(*a) * np.nan)
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        stationary_jsq(40, 1.0, tol=1e-300, fallback=False)

@@ -56,17 +56,16 @@ def test_alpha_summary_says_what_is_missing():
     assert "100,000" in text and "30%" in text and "a − ½ = 0.25" in text
 
 
-@pytest.mark.xfail(strict=True, reason="stationary_jsq's Q_3 sectors fail at light loads where the "
-                   "one-sector blocked flux is just above tol/2 (here 6.6e-13): NaN here, and with one "
-                   "sector added at n = 100, beta = 4, E[N] = 168.5 against 60.0 by brute force; the "
-                   "chapter's rows are solved at the tightest tol that passes rate balance "
-                   "(benchmarks/bench_super_hw.py)")
 def test_sectors_at_a_tiny_corner():
     # a = 0.6, beta = 2, n = 1000: the one-sector solve's blocked flux 6.6e-13 is just above
-    # tol/2, so the sectors are entered; the answer must stay finite and keep rate balance
+    # tol/2, so the sectors are entered (they once returned NaN here); the answer must stay
+    # finite, keep rate balance and agree with the one-sector solve within its error estimate
     n = 1000
     st = stationary_jsq(n, 2.0 * n ** -0.1)
+    one = stationary_jsq(n, 2.0 * n ** -0.1, tol=1e-10)
+    assert st.rounds > 1 and one.rounds == 1
     assert math.isfinite(st.mean_tasks) and abs(st.balance_gap) < 1e-6
+    assert abs(st.mean_tasks - one.mean_tasks) <= one.error_estimates["mean_tasks"]
 
 
 def test_resolve_small_uses_the_stored_tol():

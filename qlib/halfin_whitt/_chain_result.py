@@ -27,7 +27,9 @@ class StationaryJSQ(ResultIO):
     with ``mass_bound`` and ``mass_tail`` NaN).  ``blocked``: the fraction of arrivals blocked at the highest
     number of tasks in the set.  ``balance_gap = E[n − Q_1] − β√n``: zero for
     the exact law (rate balance for the number of tasks); in the truncated
-    chain it equals ``λ_n · blocked`` up to round-off, a check of the solve.
+    chain it is the blocked arrivals' flux less the departures blocked at the
+    idle cut (the structured solver checks this to round-off and raises
+    ``FloatingPointError`` where it fails).
 
     Quantities (``X_1 = (Q_1 − n)/√n``, ``X_2 = Q_2/√n``, ``N = Σ_i Q_i``):
     ``p_wait = π(Q_1 = n)`` (an arrival waits; PASTA), ``mean_q1``,

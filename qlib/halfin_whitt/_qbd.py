@@ -25,28 +25,27 @@ __all__ = []
 
 
 @numba.njit(cache=True)
-def _diag(n, lam, e, k, m, khi, up_corner, d):
-    """Out-rates of the kept moves of the states ``I = 0..m−1`` of level ``k``."""
-    for i in range(m):
-        out = 0.0
-        if i >= 1:
-            out += lam
-        elif k < khi or (k == n and up_corner):
-            out += lam
-        if i + 1 < m:
-            out += n - i - k
-        out += k - e          # departure from a server with two tasks (k > e when > 0)
-        out += e              # from a server with three tasks (leaves the sector)
-        d[i] = out
+def _factor(n, lam, k, m, khi, up_corner, cp, den):
+    """Thomas factors of ``x T = v`` for level ``k``'s states ``I = 0..m−1``
+    (columns of ``T``: coefficient of ``x_{j−1}`` is ``−(n − j + 1 − k)``, of
+    ``x_j`` the out-rate ``d_j`` of the kept moves, of ``x_{j+1}`` is ``−λ``).
 
-
-@numba.njit(cache=True)
-def _factor(n, lam, k, m, d, cp, den):
-    """Thomas factors of ``x T = v`` (columns of ``T``: coefficient of
-    ``x_{j−1}`` is ``−(n − j + 1 − k)``, of ``x_j`` is ``d_j``, of ``x_{j+1}`` is ``−λ``)."""
+    The pivots are formed without subtraction (as in Grassmann–Taksar–Heyman
+    elimination): ``d_j = λ[j >= 1] + μ_j + ℓ_j`` with ``μ_j = n − j − k``
+    (to ``I + 1``, where kept) and ``ℓ_j`` the rate out of the level (``k``
+    departures from servers with two or three tasks, and ``λ`` at ``I = 0``
+    where the arrival goes up), and ``den_j = d_j − λ μ_{j−1}/den_{j−1} =
+    μ_j + esc_j`` with ``esc_j = ℓ_j + λ esc_{j−1}/den_{j−1}`` (the rate of
+    leaving the level through the states below ``j``).  The subtraction would
+    cancel to nothing at light loads, where the level is left from its low
+    states with a tiny probability (zero pivots at n = 50, beta = 6)."""
+    esc = 0.0
     for j in range(m):
-        a = -(n - j + 1 - k) if j >= 1 else 0.0
-        den[j] = d[j] - (a * cp[j - 1] if j >= 1 else 0.0)
+        leak = float(k)
+        if j == 0 and (k < khi or (k == n and up_corner)):
+            leak += lam
+        esc = leak + (lam * esc / den[j - 1] if j >= 1 else 0.0)
+        den[j] = esc + ((n - j - k) if j + 1 < m else 0.0)
         cp[j] = (-lam) / den[j] if j + 1 < m else 0.0
 
 
@@ -78,7 +77,10 @@ def sector_solve(n, lam, e, J, khi, up_corner, G):
     right-hand sides ``G`` (rows; may be none).  Returns ``(A, Bv, U, off)``:
     ``z = a + z_{k−1}(0) b`` level by level for each row of ``G`` (``z G``-solves
     of ``z (−B) = g``), and ``U`` the bottom level's null vector of the
-    homogeneous system (``π_0`` up to scale when the sector is the whole chain)."""
+    homogeneous system (``π_0`` up to scale when the sector is the whole chain).
+    In sector ``e = 0`` the bottom level ``k = 0`` is left only upwards, so
+    its rank-one pivot is not formed: there ``A`` holds the particular part
+    ``h`` (``z_0 = h + z_0(0) U``, the multiple ``z_0(0)`` left to the caller)."""
     m, off = _sizes(n, J, e, khi)
     L = m.size
     r = G.shape[0]
@@ -86,15 +88,14 @@ def sector_solve(n, lam, e, J, khi, up_corner, G):
     A = np.zeros((r, tot))
     Bv = np.zeros(tot)
     mx = m[0]
-    d = np.empty(mx); cp = np.empty(mx); den = np.empty(mx)
+    cp = np.empty(mx); den = np.empty(mx)
     v = np.empty(mx); u = np.empty(mx); w0 = np.empty(mx); h = np.empty(mx)
     U = np.zeros(mx)
     for l in range(L - 1, -1, -1):
         k = e + l
         mm = m[l]
         o = off[l]
-        _diag(n, lam, e, k, mm, khi, up_corner, d)
-        _factor(n, lam, k, mm, d, cp, den)
+        _factor(n, lam, k, mm, khi, up_corner, cp, den)
         rate = k + 1 - e
         v[:mm] = 0.0
         if l + 1 < L:
@@ -114,6 +115,24 @@ def sector_solve(n, lam, e, J, khi, up_corner, G):
                 # rounding (exactly zero at n = 3, λ = 2.7); b_0 is never used
                 Bv[o:o + mm] = 0.0
                 continue
+        if l == 0 and e == 0:
+            # sector 0's bottom level is left only upwards: its pivot 1 − u_0 is
+            # the probability of leaking out of the sector at the corner before
+            # coming back, far below rounding at light loads; keep the
+            # particular part h (A_0 = h) and let the caller fix the multiple
+            # of the homogeneous solution by the flux balance of the sector
+            Bv[o:o + mm] = 0.0
+            for q in range(r):
+                for i in range(mm):
+                    v[i] = G[q, o + i]
+                if l + 1 < L:
+                    o2 = off[l + 1]
+                    for i in range(m[l + 1]):
+                        v[i] += A[q, o2 + i] * rate
+                _apply(n, k, mm, cp, den, v, h)
+                for i in range(mm):
+                    A[q, o + i] = h[i]
+            continue
         if dd == 0.0:
             raise ZeroDivisionError("sector_solve: zero rank-one pivot in an open sector")
         s = w0[0] / dd
@@ -174,18 +193,18 @@ def forward(A_row, Bv, U, off, homogeneous):
 def stream_chunk(n, lam, J, klo, khi, ktop, bnext, out):
     """Levels ``khi`` down to ``klo`` of the single-sector chain (no server
     with three tasks; levels ``k <= ktop``), storing per level ``k`` in
-    ``out[k]`` the scalars ``(b(0), Σ b, Σ I b, Σ I² b)`` of ``b_k`` (of the
+    ``out[k]`` the scalars ``(b(0), Σ b, Σ I b, Σ I² b, (n − J − k) b(J))``
+    of ``b_k`` (the last zero where ``J >= n − k``; of the
     null vector ``u`` at ``k = 0``).  ``bnext`` is ``b_{khi+1}`` (zeros at
     the top); returns ``b_{klo}``."""
     mx = min(J, n) + 1
-    d = np.empty(mx); cp = np.empty(mx); den = np.empty(mx)
+    cp = np.empty(mx); den = np.empty(mx)
     v = np.empty(mx); u = np.empty(mx); w0 = np.empty(mx)
     b = bnext.copy()
     mprev = min(J, n - (khi + 1)) + 1 if khi + 1 <= ktop else 0
     for k in range(khi, klo - 1, -1):
         mm = min(J, n - k) + 1
-        _diag(n, lam, 0, k, mm, ktop, False, d)
-        _factor(n, lam, k, mm, d, cp, den)
+        _factor(n, lam, k, mm, ktop, False, cp, den)
         v[:mm] = 0.0
         for i in range(mprev):
             v[i] = b[i] * (k + 1)
@@ -211,15 +230,19 @@ def stream_chunk(n, lam, J, klo, khi, ktop, bnext, out):
         out[k, 1] = s0
         out[k, 2] = s1
         out[k, 3] = s2
+        # departures blocked at the idle cut (I = J < n − k): rate (n − J − k) b(J)
+        out[k, 4] = (n - J - k) * b[J] if J < n - k else 0.0
         mprev = mm
     return b
 
 
 @numba.njit(cache=True)
-def sector_moments(x, off, e, out):
+def sector_moments(n, x, off, e, out):
     """Per-level sums of sector ``e``'s vector ``x`` (negative round-off
-    clamped to zero): ``out[4k:4k+4] = (x(0, k), Σ x, Σ I x, Σ I² x)`` over
-    level ``k = e..``, and ``out[-2:] = (Σ x, e Σ x)``."""
+    clamped to zero): ``out[5k:5k+5] = (x(0, k), Σ x, Σ I x, Σ I² x,
+    (n − I_top − k) x(I_top, k))`` over level ``k = e..`` (``I_top`` the
+    level's top idle count: the last term is the departure flux blocked at
+    the idle cut, zero where the level is whole), and ``out[-2:] = (Σ x, e Σ x)``."""
     L = off.size - 1
     tm = 0.0
     for l in range(L):
@@ -236,10 +259,13 @@ def sector_moments(x, off, e, out):
             s1 += i * v
             s2 += i * i * v
         x0 = x[o]
-        out[4 * k] = x0 if x0 > 0.0 else 0.0
-        out[4 * k + 1] = s0
-        out[4 * k + 2] = s1
-        out[4 * k + 3] = s2
+        out[5 * k] = x0 if x0 > 0.0 else 0.0
+        out[5 * k + 1] = s0
+        out[5 * k + 2] = s1
+        out[5 * k + 3] = s2
+        mm = off[l + 1] - o
+        xj = x[o + mm - 1]
+        out[5 * k + 4] = (n - (mm - 1) - k) * xj if xj > 0.0 else 0.0
         tm += s0
     out[out.size - 2] = tm
     out[out.size - 1] = e * tm
