@@ -4,13 +4,23 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book pdf test bench clean venv check-html
+.PHONY: book pdf test bench clean venv venv-core check-html
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml Makefile
+# the numerical core first (its pins from requirements.txt): numba can compile
+# qlib's kernels while pip installs the rest (.ci/run does so on the idle core)
+CORE_STAMP := $(VENV)/.core-installed
+CORE_PINS = $(shell grep -E '^(numpy|numba|scipy|networkx|pytest)==' requirements.txt)
+venv-core: $(CORE_STAMP)
+
+$(CORE_STAMP): requirements.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install $(CORE_PINS)
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP) requirements.txt pyproject.toml Makefile
 	# requirements.txt pins qlib's dependencies and its optional extra qlib[sweep]
 	# (dask[distributed], xarray, zarr), so the editable install needs --no-deps
 	$(BIN)/python -m pip install -r requirements.txt

@@ -106,24 +106,45 @@ def _wide(G):
     return H
 
 
-@pytest.mark.parametrize("mu", [0.0, 2.0, np.inf])
+#: the resampling rates of the 64-bit test: static, resampled, a fresh permutation per arrival
+WIDE_MUS = (0.0, 2.0, np.inf)
+
+
+def _runs(mu):
+    """One run of each kernel's entry point at resampling rate ``mu``, as a function of the graph."""
+    from qlib.sim import simulate
+    from qlib.sim.interleave import simulate_interleaved
+    from qlib.sim.service import deterministic
+    kw = dict(t_end=5.0, seed=3, batches=4)
+    return (lambda X: simulate(X, 0.8, mu, **kw),
+            lambda X: simulate(X, 0.8, mu, service=deterministic(), **kw),
+            lambda X: simulate_interleaved(X, 0.8, mu, seeds=[3, 5], t_end=5.0, batches=4)[1])
+
+
+def compile_wide_kernels():
+    """Run every kernel of the 64-bit test on its int64 graph only: numba compiles them
+    for int64 CSR arrays into its cache, and the test finds them there (.ci/run calls
+    this on the core that pip leaves idle; no chapter uses these compilations)."""
+    import warnings
+    H = _wide(g.random_regular(200, 3, seed=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for mu in WIDE_MUS:
+            for run in _runs(mu):
+                run(H)
+
+
+@pytest.mark.parametrize("mu", WIDE_MUS)
 def test_kernels_run_64_bit_graphs_bit_for_bit(mu):
     """Every kernel compiles for int32 and int64 graphs and gives the same
     run from both (the width of the indices changes no value)."""
     import warnings
-    from qlib.sim import simulate
-    from qlib.sim.interleave import simulate_interleaved
-    from qlib.sim.service import deterministic
     G = g.random_regular(200, 3, seed=4)
     H = _wide(G)
     assert H.indices.dtype == np.int64 and G.indices.dtype == np.int32
-    kw = dict(t_end=5.0, seed=3, batches=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for run in (lambda X: simulate(X, 0.8, mu, **kw),
-                    lambda X: simulate(X, 0.8, mu, service=deterministic(), **kw),
-                    lambda X: simulate_interleaved(X, 0.8, mu, seeds=[3, 5], t_end=5.0,
-                                                   batches=4)[1]):
+        for run in _runs(mu):
             a, b = run(G), run(H)
             assert a.events == b.events > 0
             assert np.array_equal(a.final_queues, b.final_queues)
