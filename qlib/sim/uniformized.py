@@ -557,8 +557,7 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
     K = min(max(16 if levels is None else int(levels), 2 * xmax, xmax + 1),
             int(np.iinfo(X.dtype).max))
     Q = _counts(X, K)
-    acc = np.zeros(K + 1, np.int64)
-    dq = np.zeros(K + 1, np.int64)
+    acc, dq = np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int64)
     integ = np.zeros((nfine + 1, K + 1))
     rsum = np.zeros(nfine + 1)
     rcnt = np.zeros(nfine + 1)
@@ -569,6 +568,7 @@ def _uniformized_checked(graph, lam, mu, *, t_end, burn_in=0.0, seed=None, ch=0,
     mode = {"ring": _RING, "torus": _TORUS, "csr": _CSR, "complete": _COMPLETE}[kind]
     if isinstance(graph, ImplicitGraph):        # nothing stored: neighbours computed
         indptr = indices = np.zeros(1, np.int32)
+        indptr.flags.writeable = False          # read-only like a graph's: one compiled _run
     else:
         indptr, indices = graph.indptr, graph.indices
     look = _look(graph, ch)     # positions an arrival looks at
