@@ -10,7 +10,7 @@ per-test 0.05 critical value and the family's first Holm critical value, and,
 for power, the runs that reject a target 25 % off the exact value.
 
 Usage: ``PYTHONPATH=. python benchmarks/bench_eps_replications.py N SEEDS [EVENTS [M [SEED0]]]``;
-prints one JSON line.
+prints one JSON line. ``--smoke``: ``n = 16``, two seeds of 10^6 events (seconds).
 """
 import json
 import sys
@@ -23,6 +23,8 @@ from qlib.halfin_whitt.waiting import shrink
 from qbook.wait_runs import eps_replications, exact_eps
 
 R, BETA = 10, 1.0
+if "--smoke" in sys.argv:
+    sys.argv[1:] = ["16", "2", "1e6"]
 n, seeds = int(sys.argv[1]), int(sys.argv[2])
 events = float(sys.argv[3]) if len(sys.argv) > 3 else 3e8
 m = int(sys.argv[4]) if len(sys.argv) > 4 else 4      # the family's size in the chapter

@@ -1,6 +1,7 @@
 """Re-solve the stored rows of the exact chain with today's stationary_jsq and compare.
 
 Usage: PYTHONPATH=. python benchmarks/chain_structured_resolve.py CPU_LIMIT OUT.json
+       ... --smoke   (the three cheapest rows, into a temporary file: seconds)
 
 For every row of benchmarks/ht_chain.json, ht_chain_tight.json, ht_chain_large.json,
 ht_alternatives_chain.json and super_hw_chain.json whose stored CPU time is at most
@@ -35,11 +36,17 @@ d = json.load(open(B + 'super_hw_chain.json'))
 for k, r in d.items():
     if k.startswith('_') or 'mean_tasks' not in r: continue
     jobs.append(('super_hw_chain', k, int(k.split('/')[2]), r['beta_eff'], {'tol': r['tol'], 'max_seconds': 450.0, 'max_memory': 2e10, 'max_states': 2e10, 'fallback': False}, r, tuple(r['err'])))
-lim = float(sys.argv[1]); out = sys.argv[2]
-import os
+import os, tempfile
+SMOKE = '--smoke' in sys.argv
+if SMOKE:
+    lim, out = 1.0, os.path.join(tempfile.mkdtemp(), 'resolve_smoke.json')
+else:
+    lim = float(sys.argv[1]); out = sys.argv[2]
 res = json.load(open(out)) if os.path.exists(out) else []
 done = {(x['file'], x['key']) for x in res}
 jobs.sort(key=lambda j: j[5].get('cpu', j[5].get('wall', 1e9)) or 1e9)
+if SMOKE:
+    jobs = jobs[:3]
 for f, key, n, b, kw, r, fields in jobs:
     if (f, key) in done: continue
     cpu = r.get('cpu', r.get('wall'))

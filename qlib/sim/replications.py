@@ -62,7 +62,7 @@ def replicate(graph: Graph | nx.Graph, lam: float, mu: float = 0.0, *, replicati
     >>> rr = qlib.replicate(qlib.graphs.ring(500), 0.7, mu=1.0, replications=3, t_end=200,
     ...                     burn_in=50, seed=1)
     >>> rr.replications, rr.response_time_ci.df, rr.results[0].stream
-    (3, 2, 'event-1')
+    (3, 2, 'uniformized-2')
     >>> low, high = rr.response_time_ci
     >>> bool(low < rr.response_time < high)
     True
