@@ -22,7 +22,7 @@ The most used names are re-exported here (``qlib.simulate``,
 ``qlib.replicate``, ``qlib.DegreeDistribution``, ``qlib.stationary_jsq``, …).
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 import importlib
 from typing import TYPE_CHECKING, Any

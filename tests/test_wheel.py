@@ -105,7 +105,7 @@ def test_wheel_holds_every_subpackage(wheel):
     assert any(n.endswith(".dist-info/LICENSE") or "/licenses/LICENSE" in n for n in names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(whl).read(meta).decode()
-    for field in ("Name: jsq-qlib", "Version: 0.3.0", "Author: The qlib authors",
+    for field in ("Name: jsq-qlib", "Version: 0.4.0", "Author: The qlib authors",
                   "License-Expression: BSD-3-Clause",
                   "Classifier: ", "Description-Content-Type: text/markdown"):
         assert field in text, field
@@ -139,7 +139,7 @@ def test_wheel_imports_every_public_name(installed):
     assert out.returncode == 0, out.stderr[-3000:]
     mods, names, version = out.stdout.split()
     assert int(mods) > 40 and int(names) > 100
-    assert version == "0.3.0"
+    assert version == "0.4.0"
 
 
 def test_wheel_passes_the_library_tests(installed):
