@@ -182,21 +182,8 @@ def stationary_cumulative_wait(n: int, beta: float, t: float, *, replications: i
     >>> abs(m - ex) < 5 * se
     True
     """
-    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
-    from qbook.ht_constants import stationary_start
-
-    _n_beta(n, beta)
-    if not isinstance(t, numbers.Real) or not t > 0:
-        raise ValueError(f"t must be > 0, got {t!r}")
-    if not isinstance(replications, numbers.Integral) or replications < 2:
-        raise ValueError(f"replications must be an int >= 2, got {replications!r}")
-    st = stationary_jsq(n, beta)
-    run_ss, start_ss = np.random.SeedSequence(seed).spawn(2)
-    with warnings.catch_warnings():   # each run's own batch s.e. is not used (replications are)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        W = np.array([simulate_jsq(n, beta, t_end=t, seed=s, initial=x0).cumulative_wait
-                      for s, x0 in zip(run_ss.spawn(replications),
-                                       stationary_start(st, start_ss.spawn(replications)))])
+    st, rs = _stationary_runs(n, beta, t, replications, seed)
+    W = np.array([r.cumulative_wait for r in rs])
     return (float(W.mean()), float(W.std(ddof=1) / math.sqrt(replications)),
             t * st.mean_waiting, t * st.error_estimates["mean_waiting"])
 
@@ -282,8 +269,16 @@ def eps_replications(n: int, beta: float, t: float, *, replications: int,
     >>> df
     2
     """
-    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
     from qlib.halfin_whitt.waiting import ratio_se
+
+    _, rs = _stationary_runs(n, beta, t, replications, seed)
+    return ratio_se([r.mean_q3 for r in rs], [r.mean_q2 for r in rs])
+
+
+def _stationary_runs(n, beta, t, replications, seed):
+    """The exact chain at ``(n, beta)`` and ``replications`` runs of ``simulate_jsq`` of
+    length ``t``, each from a state drawn from that chain's law (checked inputs)."""
+    from qlib.halfin_whitt import simulate_jsq, stationary_jsq
     from qbook.ht_constants import stationary_start
 
     _n_beta(n, beta)
@@ -297,7 +292,7 @@ def eps_replications(n: int, beta: float, t: float, *, replications: int,
         warnings.simplefilter("ignore", RuntimeWarning)
         rs = [simulate_jsq(n, beta, t_end=t, seed=s, initial=x0)
               for s, x0 in zip(run_ss.spawn(replications), stationary_start(st, start_ss.spawn(replications)))]
-    return ratio_se([r.mean_q3 for r in rs], [r.mean_q2 for r in rs])
+    return st, rs
 
 
 @dataclass(frozen=True)
